@@ -1,0 +1,59 @@
+//! What a harness is.
+
+/// The error type harness code returns. Harnesses are test code driving real
+/// TLS libraries; a boxed error keeps each library's own error type intact.
+pub type HarnessError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// One API path of a TLS library, split so that only the path itself is
+/// counted.
+///
+/// The measured process calls [`setup`](Harness::setup) once, then
+/// [`prepare`](Harness::prepare) for every run it will make, and only then
+/// [`run`](Harness::run) the path, once per prepared input. Everything but
+/// `run` stays outside the counted region; the runner counts one warm `run`
+/// (see [`crate::child`]).
+///
+/// Each harness must be *mutually exclusive* with the others: `run` does the
+/// one thing its name says. A handshake harness does not build configs; a
+/// record harness does not handshake.
+pub trait Harness {
+    /// State shared by every run: configs, keys, certificates, buffers.
+    type Setup;
+    /// What one run consumes: fresh connections, say. Built outside the count.
+    type Input;
+    /// What one run produced, checked outside the count.
+    type Output;
+
+    /// Bytes of application data one run moves, when the path is a
+    /// throughput path; used to report instructions per byte.
+    fn bytes_per_run(&self) -> Option<u64> {
+        None
+    }
+
+    /// Builds what every run shares. Not counted.
+    fn setup(&self) -> Result<Self::Setup, HarnessError>;
+
+    /// Builds the input of one run. Not counted.
+    fn prepare(&self, setup: &Self::Setup) -> Result<Self::Input, HarnessError>;
+
+    /// The path itself: the only code that is counted.
+    fn run(&self, setup: &Self::Setup, input: Self::Input) -> Result<Self::Output, HarnessError>;
+
+    /// Proves that `run` really did what the harness claims (the handshake
+    /// completed, the data arrived byte-exact, the session was resumed).
+    /// Not counted.
+    fn check(&self, setup: &Self::Setup, output: &Self::Output) -> Result<(), HarnessError>;
+}
+
+/// Runs a harness natively once through every phase, as `cargo test` does:
+/// setup, a run, its check, then a second (warm) run and its check, so a
+/// path that only works once is caught too.
+pub fn run_natively<H: Harness>(harness: &H) -> Result<(), HarnessError> {
+    let setup = harness.setup()?;
+    for _ in 0..2 {
+        let input = harness.prepare(&setup)?;
+        let output = harness.run(&setup, input)?;
+        harness.check(&setup, &output)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! Committed baselines: one JSON file per harness in `baselines/`.
+//!
+//! A file holds one entry per fingerprint, because machines differ: the CPU
+//! features Valgrind reports decide which assembly aws-lc runs, and the
+//! Valgrind version decides the counting method. The threshold belongs to the
+//! harness, not to an entry.
+//!
+//! Baselines change only through [`bless`], which the user runs on purpose
+//! (`regress bless`); measuring never writes them.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::atomic_file;
+use crate::fingerprint::Fingerprint;
+use crate::measurement::Measurement;
+use crate::workspace::file_stem;
+
+/// Bumped whenever the file's meaning changes.
+pub const BASELINE_SCHEMA: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error(
+        "no baseline for {harness}: {path} does not exist.\n  \
+         Measure it (ENABLE_VALGRIND=true cargo test) and record it with \
+         `cargo run -p regress -- bless --harness {harness}`."
+    )]
+    Missing { harness: String, path: PathBuf },
+
+    #[error(
+        "the baseline {path} is not valid JSON of the expected shape: {source}.\n  \
+         Fix the hand edit (see `git diff {path}`) or restore it with `git checkout -- {path}`."
+    )]
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+
+    #[error("the baseline {path} is invalid: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+
+    #[error("cannot {action} the baseline {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// When a change in count is worth failing for.
+///
+/// The counts repeat to the instruction, so the threshold is not a noise
+/// margin; it is the smallest change worth a reviewer's attention. A change
+/// counts when it exceeds the larger of the relative part of the baseline and
+/// the absolute floor. The floor keeps tiny paths from failing on a handful
+/// of instructions of allocator or harness drift.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Threshold {
+    /// Percent of the baseline count, e.g. `0.05` for 0.05 %.
+    pub relative_percent: f64,
+    /// Instructions; changes up to this size never count.
+    pub absolute: u64,
+}
+
+impl Default for Threshold {
+    /// 0.05 % with a floor of 1,000 instructions. For the RSA-4096 handshake
+    /// (~77 M) that is ~38 K instructions: a few hundred executed lines of C,
+    /// well above the zero run-to-run spread and well below any change a
+    /// maintainer would want to hear about.
+    fn default() -> Threshold {
+        Threshold {
+            relative_percent: 0.05,
+            absolute: 1_000,
+        }
+    }
+}
+
+impl Threshold {
+    /// The largest change, in instructions, that does not count for a
+    /// baseline of `baseline` instructions.
+    pub fn allowance(&self, baseline: u64) -> u64 {
+        let relative = (baseline as f64 * self.relative_percent / 100.0).floor() as u64;
+        relative.max(self.absolute)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if !self.relative_percent.is_finite() || self.relative_percent < 0.0 {
+            return Err(format!(
+                "threshold.relative_percent must be a non-negative number, not {}",
+                self.relative_percent
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineEntry {
+    pub fingerprint: Fingerprint,
+    pub instructions: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_run: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineFile {
+    pub schema: u32,
+    pub harness: String,
+    pub threshold: Threshold,
+    pub entries: Vec<BaselineEntry>,
+}
+
+impl BaselineFile {
+    /// Where the baseline of `harness` lives in `dir`.
+    pub fn path(dir: &Path, harness: &str) -> PathBuf {
+        dir.join(format!("{}.json", file_stem(harness)))
+    }
+
+    /// Loads and validates the baseline of `harness`.
+    pub fn load(dir: &Path, harness: &str) -> Result<BaselineFile, BaselineError> {
+        let path = BaselineFile::path(dir, harness);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(BaselineError::Missing {
+                    harness: harness.to_owned(),
+                    path,
+                })
+            }
+            Err(source) => {
+                return Err(BaselineError::Io {
+                    action: "read",
+                    path,
+                    source,
+                })
+            }
+        };
+        let file: BaselineFile =
+            serde_json::from_str(&text).map_err(|source| BaselineError::Corrupt {
+                path: path.clone(),
+                source,
+            })?;
+        file.validate(harness)
+            .map_err(|reason| BaselineError::Invalid { path, reason })?;
+        Ok(file)
+    }
+
+    fn validate(&self, harness: &str) -> Result<(), String> {
+        if self.schema != BASELINE_SCHEMA {
+            return Err(format!(
+                "schema {} is not the {BASELINE_SCHEMA} this runner reads",
+                self.schema
+            ));
+        }
+        if self.harness != harness {
+            return Err(format!(
+                "it names harness {:?}, but its file name says {harness:?}",
+                self.harness
+            ));
+        }
+        self.threshold.validate()?;
+        for (index, entry) in self.entries.iter().enumerate() {
+            if entry.instructions == 0 {
+                return Err(format!("entry {index} has an instruction count of 0"));
+            }
+            if self.entries[..index]
+                .iter()
+                .any(|earlier| earlier.fingerprint == entry.fingerprint)
+            {
+                return Err(format!(
+                    "entry {index} repeats the fingerprint of an earlier entry"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The entry measured under `fingerprint`, if any.
+    pub fn entry_for(&self, fingerprint: &Fingerprint) -> Option<&BaselineEntry> {
+        self.entries
+            .iter()
+            .find(|entry| &entry.fingerprint == fingerprint)
+    }
+
+    /// The entry whose fingerprint differs least from `fingerprint`, with
+    /// the differences: what a user needs to understand a mismatch.
+    pub fn closest(&self, fingerprint: &Fingerprint) -> Option<(&BaselineEntry, Vec<String>)> {
+        self.entries
+            .iter()
+            .map(|entry| (entry, entry.fingerprint.differences(fingerprint)))
+            .min_by_key(|(_, differences)| differences.len())
+    }
+}
+
+/// What [`bless`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Blessed {
+    /// A new file was created.
+    Created { path: PathBuf, instructions: u64 },
+    /// An entry was added for a fingerprint the file did not have.
+    Added { path: PathBuf, instructions: u64 },
+    /// The entry of this fingerprint changed.
+    Updated { path: PathBuf, from: u64, to: u64 },
+    /// The entry already held this count.
+    Unchanged { path: PathBuf, instructions: u64 },
+}
+
+/// Records `measurement` as the baseline for its fingerprint, keeping every
+/// other entry and the threshold. An existing file that does not load is
+/// left alone: blessing must not paper over a corrupt baseline.
+pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineError> {
+    let path = BaselineFile::path(dir, &measurement.harness);
+    let entry = BaselineEntry {
+        fingerprint: measurement.fingerprint.clone(),
+        instructions: measurement.instructions,
+        bytes_per_run: measurement.bytes_per_run,
+    };
+    let (file, outcome) = match BaselineFile::load(dir, &measurement.harness) {
+        Err(BaselineError::Missing { .. }) => (
+            BaselineFile {
+                schema: BASELINE_SCHEMA,
+                harness: measurement.harness.clone(),
+                threshold: Threshold::default(),
+                entries: vec![entry],
+            },
+            Blessed::Created {
+                path: path.clone(),
+                instructions: measurement.instructions,
+            },
+        ),
+        Err(other) => return Err(other),
+        Ok(mut file) => {
+            let outcome = match file
+                .entries
+                .iter_mut()
+                .find(|existing| existing.fingerprint == entry.fingerprint)
+            {
+                Some(existing) if existing == &entry => Blessed::Unchanged {
+                    path: path.clone(),
+                    instructions: entry.instructions,
+                },
+                Some(existing) => {
+                    let from = existing.instructions;
+                    *existing = entry;
+                    Blessed::Updated {
+                        path: path.clone(),
+                        from,
+                        to: measurement.instructions,
+                    }
+                }
+                None => {
+                    file.entries.push(entry);
+                    Blessed::Added {
+                        path: path.clone(),
+                        instructions: measurement.instructions,
+                    }
+                }
+            };
+            (file, outcome)
+        }
+    };
+    if matches!(outcome, Blessed::Unchanged { .. }) {
+        return Ok(outcome);
+    }
+    let mut text =
+        serde_json::to_string_pretty(&file).map_err(|source| BaselineError::Corrupt {
+            path: path.clone(),
+            source,
+        })?;
+    text.push('\n');
+    std::fs::create_dir_all(dir).map_err(|source| BaselineError::Io {
+        action: "create the folder of",
+        path: path.clone(),
+        source,
+    })?;
+    atomic_file::write(&path, text.as_bytes()).map_err(|error| BaselineError::Invalid {
+        path: path.clone(),
+        reason: error.to_string(),
+    })?;
+    Ok(outcome)
+}

@@ -1,0 +1,283 @@
+//! Runs one measured child process under Valgrind Cachegrind.
+//!
+//! The child is the harness's own test binary, filtered to exactly one test.
+//! Everything the process can see is pinned, because all of it leaks into
+//! the count:
+//!
+//! - the environment is cleared and rebuilt from fixed values (a stray
+//!   `SSL_CERT_FILE` alone made s2n-tls load system certificates);
+//! - `OPENSSL_ia32cap` hides RDRAND, which Valgrind passes through to the
+//!   real CPU, from aws-lc and OpenSSL;
+//! - the binary is started as `./harness` from a scratch folder through a
+//!   symbolic link, so `argv[0]`, and with it the layout of the initial
+//!   stack, is the same wherever the project is checked out.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use regress_measure::child::{ChildReport, ChildRequest};
+
+use crate::error::{Error, Result};
+use crate::valgrind::Valgrind;
+
+/// Seconds a child may run before it is killed (default 600).
+pub const ENV_TIMEOUT: &str = "REGRESS_TIMEOUT_SECS";
+
+/// The default limit: the slowest harness takes a few seconds under
+/// Valgrind; ten minutes means "hung", not "slow".
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Hides RDRAND (bit 62 of the second word) from aws-lc and OpenSSL: Valgrind
+/// executes it on the real CPU, so it returns real randomness.
+pub const OPENSSL_IA32CAP: &str = "~0x4000000000000000";
+
+/// The environment every child gets, and nothing else.
+pub fn child_environment() -> Vec<(&'static str, String)> {
+    let mut env = vec![
+        ("PATH", "/usr/bin:/bin".to_owned()),
+        ("HOME", "/nonexistent".to_owned()),
+        ("LC_ALL", "C".to_owned()),
+        ("OPENSSL_ia32cap", OPENSSL_IA32CAP.to_owned()),
+    ];
+    // A Valgrind unpacked outside its install prefix needs to find its tools;
+    // this only concerns Valgrind itself, not what the client sees.
+    if let Ok(lib) = std::env::var("VALGRIND_LIB") {
+        env.push(("VALGRIND_LIB", lib));
+    }
+    env
+}
+
+/// Reads the child time limit from the environment.
+pub fn timeout_from_env() -> Result<Duration> {
+    match std::env::var(ENV_TIMEOUT) {
+        Err(_) => Ok(DEFAULT_TIMEOUT),
+        Ok(text) => text
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|seconds| *seconds > 0)
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{ENV_TIMEOUT}={text:?} must be a positive whole number of seconds"
+                ))
+            }),
+    }
+}
+
+/// One child to run.
+pub struct ChildSpec<'a> {
+    pub valgrind: &'a Valgrind,
+    /// The harness test binary.
+    pub binary: &'a Path,
+    pub harness: &'a str,
+    /// How many runs of the path the child makes.
+    pub runs: usize,
+    /// Whether the last run is bracketed by Cachegrind start/stop requests.
+    pub markers: bool,
+    /// A folder of this measurement's own, where every file of the child goes.
+    pub scratch: &'a Path,
+    pub timeout: Duration,
+}
+
+/// What a child left behind.
+#[derive(Debug)]
+pub struct ChildOutcome {
+    pub profile: PathBuf,
+    pub report: ChildReport,
+}
+
+impl ChildSpec<'_> {
+    fn file(&self, what: &str) -> PathBuf {
+        self.scratch.join(format!("runs-{}.{what}", self.runs))
+    }
+
+    /// Runs the child to completion and reads its profile path and report.
+    pub fn run(&self) -> Result<ChildOutcome> {
+        let link = self.scratch.join("harness");
+        if !link.exists() {
+            link_binary(self.binary, &link)?;
+        }
+        let profile = self.file("cachegrind.out");
+        let log = self.file("valgrind.log");
+        let stdout_path = self.file("stdout.txt");
+        let stderr_path = self.file("stderr.txt");
+        let report_name = format!("runs-{}.report.json", self.runs);
+        let request = ChildRequest {
+            harness: self.harness.to_owned(),
+            runs: self.runs,
+            markers: self.markers,
+            report: PathBuf::from(&report_name),
+        };
+
+        let mut command = Command::new(&self.valgrind.program);
+        command
+            .arg("--tool=cachegrind")
+            .arg("--cache-sim=no")
+            .arg("--branch-sim=no")
+            .arg(format!("--cachegrind-out-file={}", profile.display()))
+            .arg(format!("--log-file={}", log.display()));
+        if self.markers {
+            command.arg("--instr-at-start=no");
+        }
+        command
+            .arg("./harness")
+            .arg(self.harness)
+            .arg("--exact")
+            // Fixture harnesses are ignored tests, so that a plain `cargo
+            // test` never runs them; a measured child must.
+            .arg("--include-ignored")
+            .arg("--test-threads=1")
+            .arg("--nocapture")
+            .current_dir(self.scratch)
+            .env_clear()
+            .envs(child_environment())
+            .envs(request.to_env())
+            .stdin(Stdio::null())
+            .stdout(create(&stdout_path)?)
+            .stderr(create(&stderr_path)?);
+
+        let mut child = command.spawn().map_err(|source| Error::Spawn {
+            program: self.valgrind.program.clone(),
+            source,
+        })?;
+        let status = wait_with_timeout(&mut child, self.timeout).map_err(|source| Error::Io {
+            action: "wait for",
+            path: self.valgrind.program.clone(),
+            source,
+        })?;
+        let Some(status) = status else {
+            return Err(Error::Timeout {
+                harness: self.harness.to_owned(),
+                seconds: self.timeout.as_secs(),
+                logs: self.scratch.to_path_buf(),
+            });
+        };
+        if !status.success() {
+            return Err(Error::ChildFailed {
+                harness: self.harness.to_owned(),
+                status: describe(status),
+                stderr: failure_text(&stderr_path, &log),
+                logs: self.scratch.to_path_buf(),
+            });
+        }
+        let report_path = self.scratch.join(&report_name);
+        let report = match std::fs::read_to_string(&report_path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|source| Error::Json {
+                what: "child report",
+                path: report_path.clone(),
+                source,
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::NoReport {
+                    harness: self.harness.to_owned(),
+                    binary: self.binary.to_path_buf(),
+                })
+            }
+            Err(source) => return Err(Error::io("read", report_path, source)),
+        };
+        Ok(ChildOutcome { profile, report })
+    }
+}
+
+fn create(path: &Path) -> Result<File> {
+    File::create(path).map_err(|source| Error::io("create", path, source))
+}
+
+#[cfg(unix)]
+fn link_binary(binary: &Path, link: &Path) -> Result<()> {
+    std::os::unix::fs::symlink(binary, link).map_err(|source| Error::io("link", link, source))
+}
+
+#[cfg(not(unix))]
+fn link_binary(binary: &Path, link: &Path) -> Result<()> {
+    std::fs::copy(binary, link)
+        .map(drop)
+        .map_err(|source| Error::io("copy", link, source))
+}
+
+/// Waits for `child`, killing it after `timeout`. `Ok(None)` means it was
+/// killed.
+fn wait_with_timeout(
+    child: &mut std::process::Child,
+    timeout: Duration,
+) -> std::io::Result<Option<ExitStatus>> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            child.kill()?;
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn describe(status: ExitStatus) -> String {
+    match status.code() {
+        Some(code) => format!("exit code {code}"),
+        None => status.to_string(),
+    }
+}
+
+/// The last lines of the child's stderr, and of Valgrind's log when Valgrind
+/// itself complained (a crash report lives there).
+fn failure_text(stderr: &Path, log: &Path) -> String {
+    let mut text = tail(stderr, 40);
+    let log_text = tail(log, 20);
+    if log_text.contains("Process terminating") || log_text.contains("valgrind:") {
+        text.push_str("\n--- Valgrind's log (last lines) ---\n");
+        text.push_str(&log_text);
+    }
+    text
+}
+
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_environment_is_fixed_and_hides_rdrand() {
+        let env = child_environment();
+        let get = |name: &str| {
+            env.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get("OPENSSL_ia32cap").as_deref(), Some(OPENSSL_IA32CAP));
+        assert_eq!(get("PATH").as_deref(), Some("/usr/bin:/bin"));
+        assert!(get("SSL_CERT_FILE").is_none());
+    }
+
+    #[test]
+    fn waits_and_kills_after_the_timeout() {
+        let Some(sleep) = crate::valgrind::find_on_path("sleep") else {
+            return;
+        };
+        let mut child = Command::new(sleep).arg("30").spawn().expect("spawn sleep");
+        let started = Instant::now();
+        let status = wait_with_timeout(&mut child, Duration::from_millis(200)).expect("wait");
+        assert!(status.is_none(), "a sleeping child must be killed");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("log");
+        std::fs::write(&path, "1\n2\n3\n4\n").expect("write");
+        assert_eq!(tail(&path, 2), "3\n4");
+        assert_eq!(tail(&dir.path().join("missing"), 2), "");
+    }
+}

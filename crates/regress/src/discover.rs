@@ -1,0 +1,144 @@
+//! Finds the harness test binary and the harnesses in it.
+//!
+//! The `regress` binary measures the very binary `cargo test` runs: it asks
+//! cargo to build the harness tests (same profile, same flags) and lists
+//! their names with libtest's own `--list`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+use crate::workspace::Workspace;
+
+/// The package and test target that hold the harnesses.
+pub const HARNESS_PACKAGE: &str = "harnesses";
+pub const HARNESS_TEST: &str = "perf";
+
+/// Builds the harness tests with `cargo test --no-run` and returns the test
+/// binary's path.
+pub fn build(workspace: &Workspace) -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(&cargo)
+        .args([
+            "test",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .args(["--package", HARNESS_PACKAGE, "--test", HARNESS_TEST])
+        .current_dir(workspace.root())
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|source| Error::Spawn {
+            program: PathBuf::from(&cargo),
+            source,
+        })?;
+    if !output.status.success() {
+        return Err(Error::Invalid(format!(
+            "building the harness tests failed ({}); see cargo's messages above",
+            output.status
+        )));
+    }
+    executable_from_messages(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| {
+        Error::Invalid(format!(
+            "cargo built no test executable named {HARNESS_TEST} in package {HARNESS_PACKAGE}"
+        ))
+    })
+}
+
+/// Picks the test executable out of cargo's JSON messages.
+fn executable_from_messages(messages: &str) -> Option<PathBuf> {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        reason: String,
+        #[serde(default)]
+        target: Option<Target>,
+        #[serde(default)]
+        executable: Option<PathBuf>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Target {
+        name: String,
+        kind: Vec<String>,
+    }
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Message>(line).ok())
+        .filter(|message| message.reason == "compiler-artifact")
+        .filter(|message| {
+            message.target.as_ref().is_some_and(|target| {
+                target.name == HARNESS_TEST && target.kind.iter().any(|kind| kind == "test")
+            })
+        })
+        .find_map(|message| message.executable)
+}
+
+/// The harness names in a test binary, as libtest lists them.
+pub fn list(binary: &Path) -> Result<Vec<String>> {
+    let output = Command::new(binary)
+        .args(["--list", "--format", "terse"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| Error::Spawn {
+            program: binary.to_path_buf(),
+            source,
+        })?;
+    if !output.status.success() {
+        return Err(Error::Invalid(format!(
+            "{} --list failed ({}): {}",
+            binary.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(parse_list(&String::from_utf8_lossy(&output.stdout)))
+}
+
+fn parse_list(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names
+}
+
+/// Keeps the names that contain any of `filters` (all when none are given).
+pub fn select(names: Vec<String>, filters: &[String]) -> Vec<String> {
+    if filters.is_empty() {
+        return names;
+    }
+    names
+        .into_iter()
+        .filter(|name| filters.iter().any(|filter| name.contains(filter.as_str())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_test_executable_in_cargo_messages() {
+        let messages = r#"{"reason":"compiler-artifact","target":{"name":"harnesses","kind":["lib"]},"executable":null}
+{"reason":"compiler-artifact","target":{"name":"perf","kind":["test"]},"executable":"/t/perf-abc"}
+{"reason":"build-finished","success":true}"#;
+        assert_eq!(
+            executable_from_messages(messages),
+            Some(PathBuf::from("/t/perf-abc"))
+        );
+        assert_eq!(executable_from_messages("{}\nnot json"), None);
+    }
+
+    #[test]
+    fn lists_and_selects_tests() {
+        let names = parse_list("s2n_tls::handshake: test\ncalibration::spin_1m: test\nx: bench\n");
+        assert_eq!(names, vec!["calibration::spin_1m", "s2n_tls::handshake"]);
+        assert_eq!(
+            select(names.clone(), &["s2n".into()]),
+            vec!["s2n_tls::handshake"]
+        );
+        assert_eq!(select(names.clone(), &[]).len(), 2);
+    }
+}

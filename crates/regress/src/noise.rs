@@ -1,0 +1,80 @@
+//! Run-to-run spread of repeated measurements.
+
+use crate::baseline::Threshold;
+
+/// The counts of one harness over repeated runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    pub harness: String,
+    pub counts: Vec<u64>,
+}
+
+impl Spread {
+    pub fn min(&self) -> u64 {
+        self.counts.iter().copied().min().unwrap_or(0)
+    }
+
+    pub fn max(&self) -> u64 {
+        self.counts.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Largest minus smallest count: zero when the counts repeat exactly.
+    pub fn spread(&self) -> u64 {
+        self.max() - self.min()
+    }
+
+    /// Spread relative to the smallest count, in percent.
+    pub fn spread_percent(&self) -> f64 {
+        if self.min() == 0 {
+            return 0.0;
+        }
+        self.spread() as f64 / self.min() as f64 * 100.0
+    }
+
+    /// A threshold this harness can live with: the default, unless the
+    /// measured spread is so large that the default would flag noise, in
+    /// which case four times the spread, so that noise alone never fails.
+    pub fn recommended_threshold(&self) -> Threshold {
+        let default = Threshold::default();
+        let noisy = self.spread().saturating_mul(4);
+        if noisy <= default.allowance(self.min()) {
+            return default;
+        }
+        let relative = if self.min() == 0 {
+            default.relative_percent
+        } else {
+            // Round up to two decimals so the printed value still covers it.
+            (noisy as f64 / self.min() as f64 * 100.0 * 100.0).ceil() / 100.0
+        };
+        Threshold {
+            relative_percent: relative.max(default.relative_percent),
+            absolute: default.absolute.max(noisy),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_spread_keeps_the_default() {
+        let spread = Spread {
+            harness: "a::b".into(),
+            counts: vec![77_000_000; 10],
+        };
+        assert_eq!(spread.spread(), 0);
+        assert_eq!(spread.recommended_threshold(), Threshold::default());
+    }
+
+    #[test]
+    fn a_noisy_harness_gets_room_for_four_spreads() {
+        let spread = Spread {
+            harness: "a::b".into(),
+            counts: vec![96_000_000, 96_150_000, 96_085_000],
+        };
+        assert_eq!(spread.spread(), 150_000);
+        let threshold = spread.recommended_threshold();
+        assert!(threshold.allowance(96_000_000) >= 600_000, "{threshold:?}");
+    }
+}

@@ -1,0 +1,296 @@
+//! Measures one harness: runs its child process(es) under Cachegrind,
+//! annotates the region's profile into `perf_outputs/`, and records the
+//! count.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use regress_measure::child::PREPARED_INPUTS;
+use regress_profile::{annotated, cachegrind_out};
+
+use crate::annotate;
+use crate::atomic_file;
+use crate::cachegrind::{self, ChildOutcome, ChildSpec};
+use crate::error::{Error, Result};
+use crate::fingerprint::{self, Fingerprint};
+use crate::measurement::{Measurement, MEASUREMENT_SCHEMA};
+use crate::valgrind::{Method, Valgrind};
+use crate::workspace::{file_stem, validate_harness_name, Workspace};
+
+static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
+
+/// Lines the runner adds at the top of an annotated file start with this, so
+/// readers can tell them from `cg_annotate`'s own output.
+pub const HEADER_PREFIX: &str = "regress: ";
+
+/// Everything needed to measure harnesses on this machine.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    pub workspace: Workspace,
+    pub valgrind: Valgrind,
+    pub timeout: Duration,
+    libraries: BTreeMap<String, String>,
+}
+
+impl Runner {
+    pub fn new(workspace: Workspace, valgrind: Valgrind, timeout: Duration) -> Result<Runner> {
+        let libraries = fingerprint::library_versions(&workspace.cargo_lock())?;
+        Ok(Runner {
+            workspace,
+            valgrind,
+            timeout,
+            libraries,
+        })
+    }
+
+    /// The runner the environment describes (`REGRESS_VALGRIND`,
+    /// `REGRESS_TIMEOUT_SECS`, `REGRESS_ROOT`).
+    pub fn from_env() -> Result<Runner> {
+        Runner::new(
+            Workspace::discover()?,
+            Valgrind::from_env()?,
+            cachegrind::timeout_from_env()?,
+        )
+    }
+
+    /// Measures `harness`, a test of the test binary `binary`, and writes its
+    /// annotated profile and record into `perf_outputs/`.
+    pub fn measure(&self, harness: &str, binary: &Path) -> Result<Measurement> {
+        validate_harness_name(harness)?;
+        let outputs = self.workspace.perf_outputs_dir();
+        std::fs::create_dir_all(&outputs)
+            .map_err(|source| Error::io("create the output folder", &outputs, source))?;
+        let scratch = self.scratch_dir(harness)?;
+        let result = self.measure_in(harness, binary, &scratch);
+        if result.is_ok() {
+            // Keep the scratch folder after a failure: its logs are the
+            // evidence the error message points to.
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
+        result
+    }
+
+    fn scratch_dir(&self, harness: &str) -> Result<PathBuf> {
+        let dir = self
+            .workspace
+            .perf_outputs_dir()
+            .join(".scratch")
+            .join(format!(
+                "{}.{}.{}",
+                file_stem(harness),
+                std::process::id(),
+                NEXT_SCRATCH.fetch_add(1, Ordering::Relaxed)
+            ));
+        if dir.exists() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        std::fs::create_dir_all(&dir)
+            .map_err(|source| Error::io("create the scratch folder", &dir, source))?;
+        Ok(dir)
+    }
+
+    fn child<'a>(
+        &'a self,
+        harness: &'a str,
+        binary: &'a Path,
+        scratch: &'a Path,
+        runs: usize,
+    ) -> ChildSpec<'a> {
+        ChildSpec {
+            valgrind: &self.valgrind,
+            binary,
+            harness,
+            runs,
+            markers: self.valgrind.method == Method::Markers,
+            scratch,
+            timeout: self.timeout,
+        }
+    }
+
+    fn measure_in(&self, harness: &str, binary: &Path, scratch: &Path) -> Result<Measurement> {
+        let last = self
+            .child(harness, binary, scratch, PREPARED_INPUTS)
+            .run()?;
+        let (region_profile, instructions) = match self.valgrind.method {
+            Method::Markers => {
+                let total = read_profile(&last.profile)?
+                    .instructions()
+                    .map_err(|source| Error::Profile {
+                        path: last.profile.clone(),
+                        source,
+                    })?;
+                (last.profile.clone(), total)
+            }
+            Method::Subtraction => {
+                let before = self
+                    .child(harness, binary, scratch, PREPARED_INPUTS - 1)
+                    .run()?;
+                check_same_machine(harness, &before, &last)?;
+                let region = scratch.join("region.cachegrind.out");
+                annotate::diff(&self.valgrind, &before.profile, &last.profile, &region)?;
+                let total = instructions_of(&last.profile)? - instructions_of(&before.profile)?;
+                (region, total)
+            }
+        };
+        if instructions <= 0 {
+            return Err(Error::NonPositiveCount {
+                harness: harness.to_owned(),
+                count: instructions,
+            });
+        }
+        let annotation_text = annotate::annotate(&self.valgrind, &region_profile)?;
+        let annotation = annotated::parse(&annotation_text).map_err(|source| Error::Profile {
+            path: region_profile.clone(),
+            source,
+        })?;
+        if annotation.total_instructions != instructions {
+            return Err(Error::AnnotationMismatch {
+                harness: harness.to_owned(),
+                annotated: annotation.total_instructions,
+                raw: instructions,
+            });
+        }
+
+        let fingerprint = Fingerprint::new(
+            &self.valgrind,
+            last.report.cpu_features.clone(),
+            self.libraries.clone(),
+        );
+        let stem = file_stem(harness);
+        let outputs = self.workspace.perf_outputs_dir();
+        let annotated_path = outputs.join(format!("{stem}.annotated.txt"));
+        let profile_path = outputs.join(format!("{stem}.cachegrind.out"));
+        let measurement = Measurement {
+            schema: MEASUREMENT_SCHEMA,
+            harness: harness.to_owned(),
+            instructions: instructions as u64,
+            bytes_per_run: last.report.bytes_per_run,
+            fingerprint,
+            annotated: relative(&self.workspace, &annotated_path),
+            profile: relative(&self.workspace, &profile_path),
+        };
+
+        let header = header(&measurement);
+        atomic_file::write(
+            &annotated_path,
+            format!("{header}{annotation_text}").as_bytes(),
+        )?;
+        let profile_bytes = std::fs::read(&region_profile)
+            .map_err(|source| Error::io("read", &region_profile, source))?;
+        atomic_file::write(&profile_path, &profile_bytes)?;
+        let mut record =
+            serde_json::to_string_pretty(&measurement).map_err(|source| Error::Json {
+                what: "measurement record",
+                path: Measurement::path(&self.workspace, harness),
+                source,
+            })?;
+        record.push('\n');
+        atomic_file::write(
+            &Measurement::path(&self.workspace, harness),
+            record.as_bytes(),
+        )?;
+        Ok(measurement)
+    }
+}
+
+fn read_profile(path: &Path) -> Result<cachegrind_out::Profile> {
+    cachegrind_out::read(path).map_err(|source| Error::Profile {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn instructions_of(path: &Path) -> Result<i64> {
+    read_profile(path)?
+        .instructions()
+        .map_err(|source| Error::Profile {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Both subtraction children must have seen the same CPU, or their
+/// difference means nothing.
+fn check_same_machine(harness: &str, before: &ChildOutcome, last: &ChildOutcome) -> Result<()> {
+    if before.report.cpu_features != last.report.cpu_features {
+        return Err(Error::Invalid(format!(
+            "{harness}: the two children of a subtraction saw different CPU features \
+             ({:?} vs {:?}); the difference of their counts would be meaningless",
+            before.report.cpu_features, last.report.cpu_features
+        )));
+    }
+    Ok(())
+}
+
+fn relative(workspace: &Workspace, path: &Path) -> PathBuf {
+    path.strip_prefix(workspace.root())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The lines the runner puts above `cg_annotate`'s output: what was
+/// measured and how, so the file explains itself.
+fn header(measurement: &Measurement) -> String {
+    let fingerprint = &measurement.fingerprint;
+    let mut lines = vec![
+        format!("harness {}", measurement.harness),
+        format!(
+            "region instructions {} (the third run of the path, after two warm-up runs)",
+            crate::report::count(measurement.instructions)
+        ),
+        format!(
+            "method {} (Valgrind {}); {}",
+            fingerprint.method,
+            fingerprint.valgrind,
+            match fingerprint.method {
+                Method::Markers => "Cachegrind counted only between start/stop requests",
+                Method::Subtraction =>
+                    "whole-process profile of 3 runs minus that of 2 runs (cg_diff)",
+            }
+        ),
+        format!("rustc {}; target {}", fingerprint.rustc, fingerprint.target),
+    ];
+    if let Some(per_byte) = measurement.instructions_per_byte() {
+        lines.push(format!("instructions per byte {per_byte:.3}"));
+    }
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(HEADER_PREFIX);
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// The `cg_annotate` text of an annotated file, without the runner's header.
+pub fn strip_header(text: &str) -> &str {
+    let mut rest = text;
+    while let Some(line_end) = rest.find('\n') {
+        let line = &rest[..line_end];
+        if line.starts_with(HEADER_PREFIX) || (line.is_empty() && rest.len() != text.len()) {
+            rest = &rest[line_end + 1..];
+            if line.is_empty() {
+                break;
+            }
+        } else {
+            break;
+        }
+    }
+    rest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trips() {
+        let text = "regress: harness a::b\nregress: method markers\n\n----\nbody\n";
+        assert_eq!(strip_header(text), "----\nbody\n");
+        assert_eq!(strip_header("----\nbody\n"), "----\nbody\n");
+        assert_eq!(strip_header("\n\nbody"), "\n\nbody");
+    }
+}

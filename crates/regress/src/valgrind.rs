@@ -1,0 +1,252 @@
+//! Finds Valgrind and its annotation tools, and picks the counting method
+//! from its version.
+//!
+//! Cachegrind learnt to count a region (`--instr-at-start=no` plus start/stop
+//! client requests) in Valgrind 3.22. Older versions, such as the 3.19 of
+//! Debian 12 and the 3.18 of Ubuntu 22.04, always count the whole process, so
+//! there the region is the difference of two whole-process counts (see
+//! `regress_measure::child`). Both methods are recorded in every output and
+//! baseline fingerprint, because their counts agree closely but not exactly.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Names the Valgrind to use instead of the one on `PATH`. `cg_annotate` and
+/// `cg_diff` are then looked up beside it first.
+pub const ENV_VALGRIND: &str = "REGRESS_VALGRIND";
+
+const INSTALL_HINT: &str = "Install Valgrind (Debian/Ubuntu: `sudo apt-get install valgrind`), \
+or point REGRESS_VALGRIND at a valgrind program (scripts/fetch-valgrind.sh fetches 3.22+).";
+
+/// How the counted region is separated from the rest of the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Valgrind 3.22+: Cachegrind counts only between start/stop requests.
+    Markers,
+    /// Older Valgrind: whole-process count of 3 runs minus that of 2 runs.
+    Subtraction,
+}
+
+impl Method {
+    /// The method a Valgrind version supports.
+    pub fn for_version(version: Version) -> Method {
+        if version >= Version::new(3, 22, 0) {
+            Method::Markers
+        } else {
+            Method::Subtraction
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Method::Markers => "markers",
+            Method::Subtraction => "subtraction",
+        })
+    }
+}
+
+/// A Valgrind version, as `valgrind --version` prints it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl Version {
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Version {
+        Version {
+            major,
+            minor,
+            patch,
+        }
+    }
+
+    /// Parses `valgrind-3.19.0` (also `valgrind-3.22.0.GIT` and `3.24.0`).
+    pub fn parse(text: &str) -> Option<Version> {
+        let text = text.trim();
+        let text = text.strip_prefix("valgrind-").unwrap_or(text);
+        let mut parts = text.split(['.', '-']).map(|part| part.parse::<u32>().ok());
+        let major = parts.next()??;
+        let minor = parts.next()??;
+        let patch = parts.next().flatten().unwrap_or(0);
+        Some(Version::new(major, minor, patch))
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// A usable Valgrind installation.
+#[derive(Debug, Clone)]
+pub struct Valgrind {
+    pub program: PathBuf,
+    pub cg_annotate: PathBuf,
+    pub cg_diff: PathBuf,
+    pub version: Version,
+    pub method: Method,
+}
+
+impl Valgrind {
+    /// Finds Valgrind as the user configured it: `REGRESS_VALGRIND`, else
+    /// `valgrind` on `PATH`.
+    pub fn from_env() -> Result<Valgrind> {
+        match std::env::var_os(ENV_VALGRIND) {
+            Some(program) if !program.is_empty() => Valgrind::at(Path::new(&program)),
+            _ => Valgrind::on_path(),
+        }
+    }
+
+    /// Finds `valgrind` on `PATH`.
+    pub fn on_path() -> Result<Valgrind> {
+        let program = find_on_path("valgrind").ok_or(Error::ToolMissing {
+            tool: "valgrind",
+            searched: " on PATH".to_owned(),
+            hint: INSTALL_HINT,
+        })?;
+        Valgrind::at(&program)
+    }
+
+    /// Uses the Valgrind at `program`, with the annotation tools beside it
+    /// or, failing that, on `PATH`.
+    pub fn at(program: &Path) -> Result<Valgrind> {
+        if !program.is_file() {
+            return Err(Error::ToolMissing {
+                tool: "valgrind",
+                searched: format!(" at {}", program.display()),
+                hint: INSTALL_HINT,
+            });
+        }
+        let program = program.to_path_buf();
+        let version = query_version(&program)?;
+        let cg_annotate = companion(&program, "cg_annotate")?;
+        let cg_diff = companion(&program, "cg_diff")?;
+        Ok(Valgrind {
+            method: Method::for_version(version),
+            program,
+            cg_annotate,
+            cg_diff,
+            version,
+        })
+    }
+}
+
+fn query_version(program: &Path) -> Result<Version> {
+    let output = Command::new(program)
+        .arg("--version")
+        .output()
+        .map_err(|source| Error::Spawn {
+            program: program.to_path_buf(),
+            source,
+        })?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    Version::parse(&text)
+        .filter(|_| output.status.success())
+        .ok_or_else(|| Error::ToolVersion {
+            program: program.to_path_buf(),
+            output: format!("{text}{}", String::from_utf8_lossy(&output.stderr)),
+        })
+}
+
+/// A tool that ships with Valgrind: beside `program` first, so a local
+/// Valgrind brings its own matching `cg_annotate`, then on `PATH`.
+fn companion(program: &Path, name: &'static str) -> Result<PathBuf> {
+    let beside = program.parent().map(|dir| dir.join(name));
+    if let Some(beside) = beside.filter(|path| path.is_file()) {
+        return Ok(beside);
+    }
+    find_on_path(name).ok_or(Error::ToolMissing {
+        tool: name,
+        searched: format!(" beside {} or on PATH", program.display()),
+        hint: "cg_annotate and cg_diff ship with Valgrind; reinstall Valgrind.",
+    })
+}
+
+/// Looks a program up on `PATH` the way a shell would, without a shell.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        path.metadata()
+            .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_versions_as_valgrind_prints_them() {
+        assert_eq!(
+            Version::parse("valgrind-3.19.0\n"),
+            Some(Version::new(3, 19, 0))
+        );
+        assert_eq!(
+            Version::parse("valgrind-3.22.0.GIT"),
+            Some(Version::new(3, 22, 0))
+        );
+        assert_eq!(
+            Version::parse("valgrind-3.24.0"),
+            Some(Version::new(3, 24, 0))
+        );
+        assert_eq!(Version::parse("3.18"), Some(Version::new(3, 18, 0)));
+        assert_eq!(Version::parse("valgrind"), None);
+        assert_eq!(Version::parse(""), None);
+    }
+
+    #[test]
+    fn picks_markers_from_3_22() {
+        assert_eq!(
+            Method::for_version(Version::new(3, 19, 0)),
+            Method::Subtraction
+        );
+        assert_eq!(
+            Method::for_version(Version::new(3, 21, 9)),
+            Method::Subtraction
+        );
+        assert_eq!(Method::for_version(Version::new(3, 22, 0)), Method::Markers);
+        assert_eq!(Method::for_version(Version::new(4, 0, 0)), Method::Markers);
+    }
+
+    #[test]
+    fn a_missing_program_says_how_to_install() {
+        let err = Valgrind::at(Path::new("/nonexistent/valgrind")).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("/nonexistent/valgrind"), "{message}");
+        assert!(message.contains("apt-get install valgrind"), "{message}");
+    }
+
+    #[test]
+    fn a_program_that_is_not_valgrind_is_refused() {
+        // `true` prints no version: the runner must not guess one.
+        let Some(program) = find_on_path("true") else {
+            return;
+        };
+        let err = Valgrind::at(&program).unwrap_err();
+        assert!(matches!(err, Error::ToolVersion { .. }), "{err}");
+    }
+}

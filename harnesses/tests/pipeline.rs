@@ -1,0 +1,331 @@
+//! End-to-end tests of the measurement pipeline with the real Valgrind.
+//!
+//! They re-execute this very test binary under Cachegrind for fixture
+//! harnesses defined below, in a scratch copy of the workspace layout, so
+//! they never touch the project's own `perf_outputs/` or `baselines/`.
+//! Without Valgrind they are skipped with a visible reason, unless
+//! `REGRESS_REQUIRE_VALGRIND=1` (CI sets it) makes that a failure.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use harnesses::calibration::{Spin, INSTRUCTIONS_PER_ITERATION};
+use regress::harness_test::notice;
+use regress::valgrind::Valgrind;
+use regress::workspace::Workspace;
+use regress::{Error, Runner};
+use regress_measure::child::{self, ChildRequest};
+use regress_measure::region::running_on_valgrind;
+use regress_measure::{Harness, HarnessError};
+
+/// Runs a fixture harness when this process is a measured child; natively
+/// the fixtures are ignored tests and never run.
+fn as_child<H: Harness>(name: &str, harness: &H) {
+    if let Some(request) = ChildRequest::from_env().expect("valid child request") {
+        if let Err(error) = child::run(name, harness, &request) {
+            panic!("{name} failed while being measured: {error}");
+        }
+        // As `regress::harness_test::run` does: leave before libtest's
+        // summary, which would add scheduling-dependent instructions.
+        std::process::exit(0);
+    }
+}
+
+/// A harness that panics when measured.
+struct Panics;
+
+impl Harness for Panics {
+    type Setup = ();
+    type Input = ();
+    type Output = ();
+    fn setup(&self) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn prepare(&self, _: &()) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn run(&self, _: &(), _: ()) -> Result<(), HarnessError> {
+        if running_on_valgrind() {
+            panic!("the fixture harness panicked on purpose");
+        }
+        Ok(())
+    }
+    fn check(&self, _: &(), _: &()) -> Result<(), HarnessError> {
+        Ok(())
+    }
+}
+
+/// A harness that never finishes when measured.
+struct Hangs;
+
+impl Harness for Hangs {
+    type Setup = ();
+    type Input = ();
+    type Output = ();
+    fn setup(&self) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn prepare(&self, _: &()) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn run(&self, _: &(), _: ()) -> Result<(), HarnessError> {
+        while running_on_valgrind() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    }
+    fn check(&self, _: &(), _: &()) -> Result<(), HarnessError> {
+        Ok(())
+    }
+}
+
+mod fixture {
+    use super::*;
+
+    #[test]
+    #[ignore = "fixture: runs only as a measured child"]
+    fn spin_1m() {
+        as_child(
+            "fixture::spin_1m",
+            &Spin {
+                iterations: 1_000_000,
+            },
+        );
+    }
+
+    #[test]
+    #[ignore = "fixture: runs only as a measured child"]
+    fn spin_2m() {
+        as_child(
+            "fixture::spin_2m",
+            &Spin {
+                iterations: 2_000_000,
+            },
+        );
+    }
+
+    #[test]
+    #[ignore = "fixture: runs only as a measured child"]
+    fn panics() {
+        as_child("fixture::panics", &Panics);
+    }
+
+    #[test]
+    #[ignore = "fixture: runs only as a measured child"]
+    fn hangs() {
+        as_child("fixture::hangs", &Hangs);
+    }
+}
+
+/// A workspace of its own in a temporary folder, with the real Cargo.lock
+/// (the fingerprint reads library versions from it).
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = Workspace::find_from(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("workspace");
+        std::fs::copy(real.cargo_lock(), dir.path().join("Cargo.lock")).expect("copy Cargo.lock");
+        std::fs::create_dir(dir.path().join("baselines")).expect("mkdir baselines");
+        Scratch { dir }
+    }
+
+    fn workspace(&self) -> Workspace {
+        Workspace::new(self.dir.path())
+    }
+}
+
+/// The runner, or `None` (with a visible notice) when Valgrind is absent.
+fn runner(workspace: Workspace, timeout: Duration) -> Option<Runner> {
+    let valgrind = match Valgrind::from_env() {
+        Ok(valgrind) => valgrind,
+        Err(error) => {
+            if std::env::var_os("REGRESS_REQUIRE_VALGRIND").is_some() {
+                panic!("REGRESS_REQUIRE_VALGRIND is set but Valgrind is unusable: {error}");
+            }
+            notice(&format!("SKIPPED (Valgrind unavailable): {error}"));
+            return None;
+        }
+    };
+    Some(Runner::new(workspace, valgrind, timeout).expect("runner"))
+}
+
+fn this_binary() -> PathBuf {
+    std::env::current_exe().expect("current exe")
+}
+
+#[test]
+fn calibration_counts_exactly_three_instructions_per_iteration() {
+    let scratch = Scratch::new();
+    let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
+        return;
+    };
+    let one = runner
+        .measure("fixture::spin_1m", &this_binary())
+        .expect("measure 1M");
+    let two = runner
+        .measure("fixture::spin_2m", &this_binary())
+        .expect("measure 2M");
+    assert_eq!(
+        two.instructions - one.instructions,
+        1_000_000 * INSTRUCTIONS_PER_ITERATION,
+        "2N and N iterations must differ by exactly N x 3 instructions \
+         (1M: {}, 2M: {})",
+        one.instructions,
+        two.instructions
+    );
+    // The loop is nearly all of the region: call overhead is a few dozen
+    // instructions, never thousands.
+    let loop_cost = 1_000_000 * INSTRUCTIONS_PER_ITERATION;
+    assert!(
+        one.instructions >= loop_cost && one.instructions < loop_cost + 1_000,
+        "region of 1M iterations: {}",
+        one.instructions
+    );
+    let again = runner
+        .measure("fixture::spin_1m", &this_binary())
+        .expect("measure again");
+    assert_eq!(
+        again.instructions, one.instructions,
+        "counts must repeat exactly"
+    );
+
+    // The outputs explain themselves.
+    let workspace = scratch.workspace();
+    let annotated =
+        std::fs::read_to_string(workspace.root().join(&one.annotated)).expect("annotated");
+    assert!(
+        annotated.contains("regress: harness fixture::spin_1m"),
+        "{annotated}"
+    );
+    assert!(
+        annotated.contains(&format!("method {}", runner.valgrind.method)),
+        "{annotated}"
+    );
+    let text = regress::runner::strip_header(&annotated);
+    let parsed = regress_profile::annotated::parse(text).expect("parse annotated");
+    assert_eq!(parsed.total_instructions as u64, one.instructions);
+    assert!(
+        parsed.functions.iter().any(|f| f.function.contains("spin")),
+        "the loop function is named in the profile: {:?}",
+        parsed.functions
+    );
+    let record =
+        regress::Measurement::read(&regress::Measurement::path(&workspace, "fixture::spin_1m"))
+            .expect("record");
+    assert_eq!(record.fingerprint.method, runner.valgrind.method);
+    assert!(record.fingerprint.libraries.contains_key("s2n-tls"));
+}
+
+#[test]
+fn a_harness_that_panics_under_valgrind_shows_its_stderr() {
+    let scratch = Scratch::new();
+    let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
+        return;
+    };
+    let error = runner
+        .measure("fixture::panics", &this_binary())
+        .unwrap_err();
+    assert!(matches!(error, Error::ChildFailed { .. }), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("fixture::panics failed under Valgrind"),
+        "{message}"
+    );
+    assert!(
+        message.contains("the fixture harness panicked on purpose"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_harness_that_hangs_is_killed_after_the_timeout() {
+    let scratch = Scratch::new();
+    let Some(runner) = runner(scratch.workspace(), Duration::from_secs(15)) else {
+        return;
+    };
+    let error = runner
+        .measure("fixture::hangs", &this_binary())
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::Timeout { seconds: 15, .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("REGRESS_TIMEOUT_SECS"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_name_with_no_test_is_reported_not_measured() {
+    let scratch = Scratch::new();
+    let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
+        return;
+    };
+    let error = runner
+        .measure("fixture::no_such_harness", &this_binary())
+        .unwrap_err();
+    assert!(matches!(error, Error::NoReport { .. }), "{error}");
+}
+
+#[test]
+fn an_unwritable_output_folder_is_a_clear_error() {
+    let scratch = Scratch::new();
+    // A file where the output folder should be.
+    std::fs::write(scratch.dir.path().join("perf_outputs"), "not a folder").expect("write");
+    let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
+        return;
+    };
+    let error = runner
+        .measure("fixture::spin_1m", &this_binary())
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("perf_outputs"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(scratch.dir.path().join("perf_outputs")).expect("read"),
+        "not a folder",
+        "the user's file is untouched"
+    );
+}
+
+#[test]
+fn two_measurements_at_once_leave_whole_files() {
+    let scratch = Scratch::new();
+    let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
+        return;
+    };
+    let binary = this_binary();
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| runner.measure("fixture::spin_1m", &binary)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    let counts: Vec<u64> = results
+        .into_iter()
+        .map(|r| r.expect("measure").instructions)
+        .collect();
+    assert_eq!(counts[0], counts[1]);
+    let outputs = scratch.workspace().perf_outputs_dir();
+    let record =
+        regress::Measurement::read(&outputs.join("fixture.spin_1m.json")).expect("whole record");
+    assert_eq!(record.instructions, counts[0]);
+    let leftovers: Vec<_> = std::fs::read_dir(&outputs)
+        .expect("list")
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
