@@ -75,7 +75,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("{}", describe(&error));
             ExitCode::from(EXIT_ERROR)
         }
     }
@@ -104,6 +104,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             noise(&runner, &harnesses, runs, parallel::workers(cli.jobs))
         }
     }
+}
+
+/// The error and its causes, skipping a cause whose text the message above
+/// it already includes (most of this crate's errors quote their source).
+fn describe(error: &anyhow::Error) -> String {
+    let mut text = format!("error: {error}");
+    let mut shown = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !shown.contains(&cause) {
+            text.push_str(&format!("\n  caused by: {cause}"));
+            shown = cause;
+        }
+    }
+    text
 }
 
 fn runner(workspace: Workspace, valgrind: Option<PathBuf>) -> anyhow::Result<Runner> {

@@ -128,7 +128,10 @@ impl Valgrind {
                 hint: INSTALL_HINT,
             });
         }
-        let program = program.to_path_buf();
+        // Children run in a scratch folder, so a relative path would no
+        // longer name this program there.
+        let program = std::fs::canonicalize(program)
+            .map_err(|source| Error::io("resolve", program, source))?;
         let version = query_version(&program)?;
         let cg_annotate = companion(&program, "cg_annotate")?;
         let cg_diff = companion(&program, "cg_diff")?;
