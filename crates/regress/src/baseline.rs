@@ -286,3 +286,184 @@ pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineE
     })?;
     Ok(outcome)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measurement::MEASUREMENT_SCHEMA;
+    use crate::valgrind::Method;
+
+    const HARNESS: &str = "s2n_tls::handshake_rsa4096";
+
+    fn fingerprint(valgrind: &str) -> Fingerprint {
+        Fingerprint {
+            valgrind: valgrind.into(),
+            method: if valgrind == "3.19.0" {
+                Method::Subtraction
+            } else {
+                Method::Markers
+            },
+            rustc: "rustc 1.95.0".into(),
+            target: "x86_64-unknown-linux-gnu".into(),
+            cpu_features: vec!["aes".into(), "avx2".into()],
+            libraries: [("s2n-tls".to_owned(), "0.3.47".to_owned())].into(),
+        }
+    }
+
+    fn measurement(valgrind: &str, instructions: u64) -> Measurement {
+        Measurement {
+            schema: MEASUREMENT_SCHEMA,
+            harness: HARNESS.into(),
+            instructions,
+            bytes_per_run: None,
+            fingerprint: fingerprint(valgrind),
+            annotated: PathBuf::from("perf_outputs/a.txt"),
+            profile: PathBuf::from("perf_outputs/a.out"),
+        }
+    }
+
+    #[test]
+    fn bless_creates_adds_updates_and_keeps_other_entries() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outcome = bless(dir.path(), &measurement("3.19.0", 100_000)).expect("create");
+        assert!(matches!(
+            outcome,
+            Blessed::Created {
+                instructions: 100_000,
+                ..
+            }
+        ));
+        let outcome = bless(dir.path(), &measurement("3.24.0", 100_010)).expect("add");
+        assert!(matches!(outcome, Blessed::Added { .. }));
+        let outcome = bless(dir.path(), &measurement("3.19.0", 90_000)).expect("update");
+        assert!(matches!(
+            outcome,
+            Blessed::Updated {
+                from: 100_000,
+                to: 90_000,
+                ..
+            }
+        ));
+        let outcome = bless(dir.path(), &measurement("3.19.0", 90_000)).expect("again");
+        assert!(matches!(outcome, Blessed::Unchanged { .. }));
+
+        let file = BaselineFile::load(dir.path(), HARNESS).expect("load");
+        assert_eq!(file.entries.len(), 2);
+        assert_eq!(
+            file.entry_for(&fingerprint("3.19.0"))
+                .map(|e| e.instructions),
+            Some(90_000)
+        );
+        assert_eq!(
+            file.entry_for(&fingerprint("3.24.0"))
+                .map(|e| e.instructions),
+            Some(100_010)
+        );
+        assert_eq!(file.threshold, Threshold::default());
+    }
+
+    #[test]
+    fn bless_keeps_a_hand_tuned_threshold() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        bless(dir.path(), &measurement("3.19.0", 100_000)).expect("create");
+        let path = BaselineFile::path(dir.path(), HARNESS);
+        let text = std::fs::read_to_string(&path).expect("read");
+        std::fs::write(
+            &path,
+            text.replace("\"relative_percent\": 0.05", "\"relative_percent\": 0.5"),
+        )
+        .expect("write");
+        bless(dir.path(), &measurement("3.19.0", 120_000)).expect("update");
+        let file = BaselineFile::load(dir.path(), HARNESS).expect("load");
+        assert_eq!(file.threshold.relative_percent, 0.5);
+    }
+
+    #[test]
+    fn a_missing_baseline_says_how_to_create_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let error = BaselineFile::load(dir.path(), HARNESS).unwrap_err();
+        assert!(matches!(error, BaselineError::Missing { .. }));
+        let message = error.to_string();
+        assert!(
+            message.contains("s2n_tls.handshake_rsa4096.json does not exist"),
+            "{message}"
+        );
+        assert!(
+            message.contains("bless --harness s2n_tls::handshake_rsa4096"),
+            "{message}"
+        );
+    }
+
+    /// Each damaged file must be refused with its own reason, and blessing
+    /// over it must leave it byte-identical.
+    #[test]
+    fn corrupt_and_hand_edited_baselines_are_refused_and_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        bless(dir.path(), &measurement("3.19.0", 100_000)).expect("create");
+        let path = BaselineFile::path(dir.path(), HARNESS);
+        let good = std::fs::read_to_string(&path).expect("read");
+        let cases: Vec<(String, &str)> = vec![
+            (good[..good.len() / 2].to_owned(), "not valid JSON"),
+            ("".to_owned(), "not valid JSON"),
+            (
+                good.replace("\"instructions\"", "\"instructons\""),
+                "unknown field",
+            ),
+            (
+                good.replace("\"instructions\": 100000", "\"instructions\": -5"),
+                "not valid JSON",
+            ),
+            (
+                good.replace("\"instructions\": 100000", "\"instructions\": 0"),
+                "count of 0",
+            ),
+            (good.replace("\"schema\": 1", "\"schema\": 7"), "schema 7"),
+            (
+                good.replace("s2n_tls::handshake_rsa4096", "s2n_tls::other"),
+                "names harness",
+            ),
+            (
+                good.replace("\"relative_percent\": 0.05", "\"relative_percent\": -1.0"),
+                "non-negative",
+            ),
+        ];
+        for (text, expected) in cases {
+            std::fs::write(&path, &text).expect("write");
+            let error = BaselineFile::load(dir.path(), HARNESS).unwrap_err();
+            let message = error.to_string();
+            assert!(
+                message.contains(expected),
+                "expected {expected:?} in: {message}"
+            );
+            assert!(message.contains(&path.display().to_string()), "{message}");
+            assert!(bless(dir.path(), &measurement("3.19.0", 5)).is_err());
+            assert_eq!(
+                std::fs::read_to_string(&path).expect("read"),
+                text,
+                "file changed"
+            );
+        }
+    }
+
+    #[test]
+    fn duplicate_fingerprints_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let entry = BaselineEntry {
+            fingerprint: fingerprint("3.19.0"),
+            instructions: 1,
+            bytes_per_run: None,
+        };
+        let file = BaselineFile {
+            schema: BASELINE_SCHEMA,
+            harness: HARNESS.into(),
+            threshold: Threshold::default(),
+            entries: vec![entry.clone(), entry],
+        };
+        let path = BaselineFile::path(dir.path(), HARNESS);
+        std::fs::write(&path, serde_json::to_string(&file).expect("json")).expect("write");
+        let message = BaselineFile::load(dir.path(), HARNESS)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("repeats the fingerprint"), "{message}");
+    }
+}

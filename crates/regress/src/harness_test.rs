@@ -87,7 +87,11 @@ pub fn run<H: Harness>(name: &str, harness: &H) {
     if verdict.fails(policy) {
         panic!("{message}");
     }
-    notice(&message);
+    let per_byte = measurement
+        .instructions_per_byte()
+        .map(|per_byte| format!(" ({per_byte:.3} instructions per byte)"))
+        .unwrap_or_default();
+    notice(&format!("{message}{per_byte}"));
 }
 
 /// Declares one `#[test]` per harness, named `<library>::<path>` after the

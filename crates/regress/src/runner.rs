@@ -250,7 +250,7 @@ fn header(measurement: &Measurement) -> String {
                     "whole-process profile of 3 runs minus that of 2 runs (cg_diff)",
             }
         ),
-        format!("rustc {}; target {}", fingerprint.rustc, fingerprint.target),
+        format!("{}; target {}", fingerprint.rustc, fingerprint.target),
     ];
     if let Some(per_byte) = measurement.instructions_per_byte() {
         lines.push(format!("instructions per byte {per_byte:.3}"));

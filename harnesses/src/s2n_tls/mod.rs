@@ -364,12 +364,17 @@ fn check_negotiated(pair: &Pair, expect: Expect) -> Result<(), HarnessError> {
 pub struct ConfigBuild;
 
 /// What [`ConfigBuild`] runs share: the policy and the PEM inputs.
+///
+/// The PEM bytes are copied from the binary into heap buffers: parsing reads
+/// them with copies whose instruction count depends on the buffers'
+/// alignment, and the alignment of embedded data moves whenever unrelated
+/// code in the binary changes, while a fresh allocation's does not.
 #[derive(Debug)]
 pub struct ConfigBuildSetup {
     policy: Policy,
-    chain_pem: &'static [u8],
-    key_pem: &'static [u8],
-    ca_pem: &'static [u8],
+    chain_pem: Vec<u8>,
+    key_pem: Vec<u8>,
+    ca_pem: Vec<u8>,
 }
 
 impl Harness for ConfigBuild {
@@ -381,9 +386,9 @@ impl Harness for ConfigBuild {
         s2n_tls::init::init();
         Ok(ConfigBuildSetup {
             policy: pinned_policy()?,
-            chain_pem: LEAF_CHAIN_PEM,
-            key_pem: LEAF_KEY_PEM,
-            ca_pem: CA_PEM,
+            chain_pem: LEAF_CHAIN_PEM.to_vec(),
+            key_pem: LEAF_KEY_PEM.to_vec(),
+            ca_pem: CA_PEM.to_vec(),
         })
     }
 
@@ -396,9 +401,9 @@ impl Harness for ConfigBuild {
         builder
             .set_verify_host_callback(AcceptHost::LOCALHOST)
             .context("setting the verify-host callback")?
-            .load_pem(setup.chain_pem, setup.key_pem)
+            .load_pem(&setup.chain_pem, &setup.key_pem)
             .context("loading the chain and key")?
-            .trust_pem(setup.ca_pem)
+            .trust_pem(&setup.ca_pem)
             .context("trusting the CA")?;
         builder.build().context("building the config")
     }
