@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Generates the test-only certificates the TLS harnesses ship with:
+# Generates the test-only certificates the TLS harnesses ship with, in two
+# hierarchies (RSA-4096 and ECDSA P-256), each with a server and a client leaf:
 #
-#   harnesses/certs/ca.pem    self-signed RSA-4096 CA
-#   harnesses/certs/ca.key    its private key
-#   harnesses/certs/leaf.pem  RSA-4096 leaf for DNS:localhost, then the CA (a chain)
-#   harnesses/certs/leaf.key  the leaf's private key
+#   ca.pem / ca.key                      self-signed RSA-4096 CA
+#   leaf.pem / leaf.key                  RSA-4096 server leaf for DNS:localhost, then the CA
+#   client-rsa.pem / client-rsa.key      RSA-4096 client leaf, then the CA
+#   ecdsa-ca.pem / ecdsa-ca.key          self-signed ECDSA P-256 CA
+#   ecdsa-leaf.pem / ecdsa-leaf.key      ECDSA P-256 server leaf for DNS:localhost, then its CA
+#   client-ecdsa.pem / client-ecdsa.key  ECDSA P-256 client leaf, then its CA
+#
+# A hierarchy whose files all exist is left alone (new keys would change
+# every count that parses or verifies them); `--force` regenerates everything.
 #
 # Both certificates are valid from 2025-01-01 to 2125-01-01. The harnesses pin
 # their TLS libraries' clocks to 2026-01-01, so the validity window must start
@@ -18,9 +24,14 @@
 # them (the config-build and handshake paths). Re-record baselines after
 # regenerating.
 #
-# Usage: scripts/generate-test-certs.sh [output-dir]
+# Usage: scripts/generate-test-certs.sh [--force] [output-dir]
 set -euo pipefail
 
+force=no
+if [ "${1:-}" = "--force" ]; then
+    force=yes
+    shift
+fi
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out_dir="${1:-$repo_root/harnesses/certs}"
 
@@ -80,39 +91,69 @@ subjectKeyIdentifier   = hash
 authorityKeyIdentifier = keyid, issuer
 EOF
 
-genkey() {
-    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:4096 -out "$1" 2>/dev/null
+genkey() { # ALGORITHM FILE
+    case "$1" in
+    rsa) openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:4096 -out "$2" 2>/dev/null ;;
+    ecdsa) openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -pkeyopt ec_param_enc:named_curve -out "$2" 2>/dev/null ;;
+    esac
 }
 
-# The CA: a request signed with its own key.
-genkey "$work/ca.key"
-openssl req -new -config "$work/openssl.cnf" -key "$work/ca.key" \
-    -subj "/O=regress test/CN=regress test CA (RSA-4096, test only)" \
-    -out "$work/ca.csr"
-openssl ca -batch -notext -config "$work/openssl.cnf" -selfsign \
-    -keyfile "$work/ca.key" -in "$work/ca.csr" -extensions ca_ext \
-    -startdate "$not_before" -enddate "$not_after" \
-    -out "$work/ca.pem" 2>/dev/null
+issue() { # ALGORITHM CA-NAME SUBJECT-CN OUT-NAME
+    local algorithm=$1 ca=$2 cn=$3 name=$4
+    genkey "$algorithm" "$work/$name.key"
+    openssl req -new -config "$work/openssl.cnf" -key "$work/$name.key" \
+        -subj "/O=regress test/CN=$cn" -out "$work/$name.csr"
+    openssl ca -batch -notext -config "$work/openssl.cnf" \
+        -cert "$work/$ca.pem" -keyfile "$work/$ca.key" -in "$work/$name.csr" -extensions leaf_ext \
+        -startdate "$not_before" -enddate "$not_after" \
+        -out "$work/$name-only.pem" 2>/dev/null
+}
 
-# The leaf for localhost, signed by the CA.
-genkey "$work/leaf.key"
-openssl req -new -config "$work/openssl.cnf" -key "$work/leaf.key" \
-    -subj "/O=regress test/CN=localhost" \
-    -out "$work/leaf.csr"
-openssl ca -batch -notext -config "$work/openssl.cnf" \
-    -cert "$work/ca.pem" -keyfile "$work/ca.key" -in "$work/leaf.csr" -extensions leaf_ext \
-    -startdate "$not_before" -enddate "$not_after" \
-    -out "$work/leaf-only.pem" 2>/dev/null
+at_time="$(date -d 2026-01-01T00:00:00Z +%s 2>/dev/null || echo 1767225600)"
 
-# Prove the chain before installing anything.
-openssl verify -attime "$(date -d 2026-01-01T00:00:00Z +%s 2>/dev/null || echo 1767225600)" \
-    -CAfile "$work/ca.pem" -purpose sslserver "$work/leaf-only.pem" >/dev/null
+present() { # NAME
+    [ -f "$out_dir/$1.pem" ] && [ -f "$out_dir/$1.key" ]
+}
 
-cp "$work/ca.pem" "$out_dir/ca.pem"
-cp "$work/ca.key" "$out_dir/ca.key"
-cat "$work/leaf-only.pem" "$work/ca.pem" >"$out_dir/leaf.pem"
-cp "$work/leaf.key" "$out_dir/leaf.key"
-# Test-only keys, published in the repository anyway: no point keeping them 0600.
-chmod 0644 "$out_dir/ca.key" "$out_dir/leaf.key"
+hierarchy() { # ALGORITHM CA-NAME SERVER-NAME CLIENT-NAME LABEL
+    local algorithm=$1 ca=$2 server=$3 client=$4 label=$5
+    local new_ca=no
+    if present "$ca" && [ "$force" = no ]; then
+        # Reuse the existing CA, so leaves it already signed stay valid.
+        cp "$out_dir/$ca.pem" "$out_dir/$ca.key" "$work/"
+    else
+        new_ca=yes
+        genkey "$algorithm" "$work/$ca.key"
+        openssl req -new -config "$work/openssl.cnf" -key "$work/$ca.key" \
+            -subj "/O=regress test/CN=regress test CA ($label, test only)" \
+            -out "$work/$ca.csr"
+        openssl ca -batch -notext -config "$work/openssl.cnf" -selfsign \
+            -keyfile "$work/$ca.key" -in "$work/$ca.csr" -extensions ca_ext \
+            -startdate "$not_before" -enddate "$not_after" \
+            -out "$work/$ca.pem" 2>/dev/null
+        cp "$work/$ca.pem" "$work/$ca.key" "$out_dir/"
+        chmod 0644 "$out_dir/$ca.key"
+        echo "wrote the $label CA $ca"
+    fi
 
-echo "wrote ca.pem, ca.key, leaf.pem (leaf + CA), leaf.key to $out_dir"
+    local name cn purpose
+    for name in "$server" "$client"; do
+        if present "$name" && [ "$new_ca" = no ]; then
+            echo "kept $name: it exists"
+            continue
+        fi
+        if [ "$name" = "$server" ]; then cn=localhost purpose=sslserver; else cn="regress test client" purpose=sslclient; fi
+        issue "$algorithm" "$ca" "$cn" "$name"
+        # Prove the chain before installing anything.
+        openssl verify -attime "$at_time" -CAfile "$work/$ca.pem" -purpose "$purpose" \
+            "$work/$name-only.pem" >/dev/null
+        cat "$work/$name-only.pem" "$work/$ca.pem" >"$out_dir/$name.pem"
+        cp "$work/$name.key" "$out_dir/$name.key"
+        # Test-only keys, published in the repository anyway: no point keeping them 0600.
+        chmod 0644 "$out_dir/$name.key"
+        echo "wrote $name, signed by $ca"
+    done
+}
+
+hierarchy rsa ca leaf client-rsa "RSA-4096"
+hierarchy ecdsa ecdsa-ca ecdsa-leaf client-ecdsa "ECDSA P-256"

@@ -7,4 +7,5 @@
 //! which is also its baseline file and output name.
 
 pub mod calibration;
+pub mod certs;
 pub mod s2n_tls;

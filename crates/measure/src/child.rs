@@ -132,6 +132,9 @@ pub struct ChildReport {
     pub cpu_features: Vec<String>,
     /// Application bytes one run moves, for throughput paths.
     pub bytes_per_run: Option<u64>,
+    /// Run-time library versions ([`Harness::runtime_libraries`]).
+    #[serde(default)]
+    pub runtime_libraries: std::collections::BTreeMap<String, String>,
 }
 
 /// Runs `harness` as the child `request` describes and writes its report.
@@ -179,6 +182,7 @@ pub fn run<H: Harness>(
         harness: name.to_owned(),
         cpu_features: cpu::features(),
         bytes_per_run: harness.bytes_per_run(),
+        runtime_libraries: harness.runtime_libraries().into_iter().collect(),
     };
     write_report(&request.report, &report)?;
     Ok(())

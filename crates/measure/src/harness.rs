@@ -30,6 +30,13 @@ pub trait Harness {
         None
     }
 
+    /// Versions of libraries the harness loads at run time that `Cargo.lock`
+    /// cannot know, such as the system OpenSSL an `openssl` crate links.
+    /// They become part of the count's fingerprint.
+    fn runtime_libraries(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Builds what every run shares. Not counted.
     fn setup(&self) -> Result<Self::Setup, HarnessError>;
 

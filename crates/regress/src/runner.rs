@@ -153,11 +153,10 @@ impl Runner {
             });
         }
 
-        let fingerprint = Fingerprint::new(
-            &self.valgrind,
-            last.report.cpu_features.clone(),
-            self.libraries.clone(),
-        );
+        let mut libraries = self.libraries.clone();
+        libraries.extend(last.report.runtime_libraries.clone());
+        let fingerprint =
+            Fingerprint::new(&self.valgrind, last.report.cpu_features.clone(), libraries);
         let stem = file_stem(harness);
         let outputs = self.workspace.perf_outputs_dir();
         let annotated_path = outputs.join(format!("{stem}.annotated.txt"));

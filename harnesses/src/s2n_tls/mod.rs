@@ -24,7 +24,7 @@
 //!   ticket ages must not depend on the day of the measurement.
 //! - **No system trust store**: `with_system_certs(false)` everywhere.
 //!   Loading it costs about 57 M instructions and depends on the machine
-//!   (and on `SSL_CERT_FILE`); clients trust only the test CA ([`certs`]).
+//!   (and on `SSL_CERT_FILE`); clients trust only the test CA ([`crate::certs`]).
 //! - **Self-service blinding** on every connection. With s2n-tls's built-in
 //!   blinding a failed handshake sleeps 10-30 s inside the failing call;
 //!   self-service leaves the delay to the caller. It changes nothing on a
@@ -36,7 +36,6 @@
 //! RDRAND, a clean environment) belongs to the build and the runner, not to
 //! this code; see `.cargo/config.toml`.
 
-pub mod certs;
 pub mod clock;
 pub mod transport;
 
@@ -50,9 +49,9 @@ use s2n_tls::connection::{Builder as _, Connection};
 use s2n_tls::enums::{Blinding, Mode, Version};
 use s2n_tls::security::Policy;
 
-use self::certs::{CA_PEM, LEAF_CHAIN_PEM, LEAF_KEY_PEM, SERVER_NAME};
 use self::clock::{fixed_wall_time, FixedMonotonicClock, FixedWallClock};
 use self::transport::Pair;
+use crate::certs::{CA_PEM, LEAF_CHAIN_PEM, LEAF_KEY_PEM, SERVER_NAME};
 
 /// The numbered s2n-tls security policy every harness uses on both sides
 /// (`default_tls13` in s2n-tls 0.3.47).
