@@ -6,6 +6,9 @@
 //! `tests/perf.rs` give every harness its public name, `<library>::<path>`,
 //! which is also its baseline file and output name.
 
+pub mod aws_lc_rs;
 pub mod calibration;
 pub mod certs;
+pub mod openssl;
+pub mod rustls;
 pub mod s2n_tls;

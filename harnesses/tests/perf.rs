@@ -17,4 +17,10 @@ regress::harness_tests! {
         session_resumption => harnesses::s2n_tls::SessionResumption,
         record_aes_gcm => harnesses::s2n_tls::RecordAesGcm,
     }
+    rustls {
+    }
+    openssl {
+    }
+    aws_lc_rs {
+    }
 }

@@ -1,0 +1,1 @@
+//! aws_lc_rs harnesses (being written).

@@ -1,0 +1,1 @@
+//! openssl harnesses (being written).

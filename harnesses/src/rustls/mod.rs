@@ -1,0 +1,1 @@
+//! rustls harnesses (being written).
