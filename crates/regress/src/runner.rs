@@ -32,17 +32,31 @@ pub struct Runner {
     pub valgrind: Valgrind,
     pub timeout: Duration,
     libraries: BTreeMap<String, String>,
+    outputs: PathBuf,
 }
 
 impl Runner {
     pub fn new(workspace: Workspace, valgrind: Valgrind, timeout: Duration) -> Result<Runner> {
         let libraries = fingerprint::library_versions(&workspace.cargo_lock())?;
         Ok(Runner {
+            outputs: workspace.perf_outputs_dir(),
             workspace,
             valgrind,
             timeout,
             libraries,
         })
+    }
+
+    /// Writes outputs to `dir` instead of the workspace's `perf_outputs/`
+    /// (a two-commit diff keeps each side's outputs apart).
+    pub fn with_output_dir(mut self, dir: impl Into<PathBuf>) -> Runner {
+        self.outputs = dir.into();
+        self
+    }
+
+    /// Where this runner writes annotated profiles and records.
+    pub fn output_dir(&self) -> &Path {
+        &self.outputs
     }
 
     /// The runner the environment describes (`REGRESS_VALGRIND`,
@@ -59,9 +73,9 @@ impl Runner {
     /// annotated profile and record into `perf_outputs/`.
     pub fn measure(&self, harness: &str, binary: &Path) -> Result<Measurement> {
         validate_harness_name(harness)?;
-        let outputs = self.workspace.perf_outputs_dir();
-        std::fs::create_dir_all(&outputs)
-            .map_err(|source| Error::io("create the output folder", &outputs, source))?;
+        let outputs = &self.outputs;
+        std::fs::create_dir_all(outputs)
+            .map_err(|source| Error::io("create the output folder", outputs, source))?;
         let scratch = self.scratch_dir(harness)?;
         let result = self.measure_in(harness, binary, &scratch);
         if result.is_ok() {
@@ -73,16 +87,12 @@ impl Runner {
     }
 
     fn scratch_dir(&self, harness: &str) -> Result<PathBuf> {
-        let dir = self
-            .workspace
-            .perf_outputs_dir()
-            .join(".scratch")
-            .join(format!(
-                "{}.{}.{}",
-                file_stem(harness),
-                std::process::id(),
-                NEXT_SCRATCH.fetch_add(1, Ordering::Relaxed)
-            ));
+        let dir = self.outputs.join(".scratch").join(format!(
+            "{}.{}.{}",
+            file_stem(harness),
+            std::process::id(),
+            NEXT_SCRATCH.fetch_add(1, Ordering::Relaxed)
+        ));
         if dir.exists() {
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -158,7 +168,7 @@ impl Runner {
         let fingerprint =
             Fingerprint::new(&self.valgrind, last.report.cpu_features.clone(), libraries);
         let stem = file_stem(harness);
-        let outputs = self.workspace.perf_outputs_dir();
+        let outputs = &self.outputs;
         let annotated_path = outputs.join(format!("{stem}.annotated.txt"));
         let profile_path = outputs.join(format!("{stem}.cachegrind.out"));
         let measurement = Measurement {
