@@ -165,21 +165,33 @@ fn query_version(program: &Path) -> Result<Version> {
 /// A tool that ships with Valgrind: beside `program` first, so a local
 /// Valgrind brings its own matching `cg_annotate`, then on `PATH`.
 fn companion(program: &Path, name: &'static str) -> Result<PathBuf> {
+    companion_in(program, name, std::env::var_os("PATH").as_deref())
+}
+
+fn companion_in(
+    program: &Path,
+    name: &'static str,
+    path: Option<&std::ffi::OsStr>,
+) -> Result<PathBuf> {
     let beside = program.parent().map(|dir| dir.join(name));
     if let Some(beside) = beside.filter(|path| path.is_file()) {
         return Ok(beside);
     }
-    find_on_path(name).ok_or(Error::ToolMissing {
-        tool: name,
-        searched: format!(" beside {} or on PATH", program.display()),
-        hint: "cg_annotate and cg_diff ship with Valgrind; reinstall Valgrind.",
-    })
+    path.and_then(|path| find_in(path, name))
+        .ok_or(Error::ToolMissing {
+            tool: name,
+            searched: format!(" beside {} or on PATH", program.display()),
+            hint: "cg_annotate and cg_diff ship with Valgrind; reinstall Valgrind.",
+        })
 }
 
 /// Looks a program up on `PATH` the way a shell would, without a shell.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    find_in(&std::env::var_os("PATH")?, name)
+}
+
+fn find_in(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path)
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
 }
@@ -241,6 +253,26 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("/nonexistent/valgrind"), "{message}");
         assert!(message.contains("apt-get install valgrind"), "{message}");
+    }
+
+    #[test]
+    fn annotation_tools_come_from_beside_valgrind_then_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let program = dir.path().join("valgrind");
+        std::fs::write(&program, "").expect("write");
+        // Nothing beside it and an empty PATH: a clear error naming the tool.
+        let error =
+            companion_in(&program, "cg_annotate", Some(std::ffi::OsStr::new(""))).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.starts_with("cg_annotate was not found beside"),
+            "{message}"
+        );
+        assert!(message.contains("reinstall Valgrind"), "{message}");
+        // A tool beside the program wins.
+        std::fs::write(dir.path().join("cg_annotate"), "").expect("write");
+        let found = companion_in(&program, "cg_annotate", None).expect("beside");
+        assert_eq!(found, dir.path().join("cg_annotate"));
     }
 
     #[test]

@@ -1,0 +1,156 @@
+//! The `regress` binary's handling of bad input, without Valgrind: every
+//! failure exits 2 with a message that says what to do, and loses nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use regress::fingerprint::Fingerprint;
+use regress::measurement::MEASUREMENT_SCHEMA;
+use regress::valgrind::Method;
+use regress::Measurement;
+
+/// A workspace in a temporary folder: `Cargo.lock`, `baselines/`,
+/// `perf_outputs/`.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("Cargo.lock"), "version = 4\n").expect("lock");
+    std::fs::create_dir(dir.path().join("baselines")).expect("baselines");
+    std::fs::create_dir(dir.path().join("perf_outputs")).expect("perf_outputs");
+    dir
+}
+
+fn regress(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_regress"))
+        .args(args)
+        .env("REGRESS_ROOT", root)
+        .env_remove("REGRESS_VALGRIND")
+        .output()
+        .expect("run regress")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn write_record(root: &Path, harness: &str, instructions: u64) {
+    let record = Measurement {
+        schema: MEASUREMENT_SCHEMA,
+        harness: harness.to_owned(),
+        instructions,
+        bytes_per_run: None,
+        fingerprint: Fingerprint {
+            valgrind: "3.19.0".into(),
+            method: Method::Subtraction,
+            rustc: "rustc 1.95.0".into(),
+            target: "x86_64-unknown-linux-gnu".into(),
+            cpu_features: vec!["aes".into()],
+            libraries: Default::default(),
+        },
+        annotated: PathBuf::from("perf_outputs/x.annotated.txt"),
+        profile: PathBuf::from("perf_outputs/x.cachegrind.out"),
+    };
+    let path = root
+        .join("perf_outputs")
+        .join(format!("{}.json", harness.replace("::", ".")));
+    std::fs::write(path, serde_json::to_string(&record).expect("json")).expect("write");
+}
+
+#[test]
+fn bless_without_measurements_says_how_to_measure() {
+    let root = workspace();
+    let output = regress(root.path(), &["bless"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("no measurements to bless"), "{message}");
+    assert!(
+        message.contains("ENABLE_VALGRIND=true cargo test"),
+        "{message}"
+    );
+}
+
+#[test]
+fn bless_writes_once_then_reports_it_already_holds() {
+    let root = workspace();
+    write_record(root.path(), "demo::path", 1_234_567);
+    let first = regress(root.path(), &["bless"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(String::from_utf8_lossy(&first.stdout)
+        .contains("created baselines/demo.path.json with 1,234,567"));
+    let baseline =
+        std::fs::read_to_string(root.path().join("baselines/demo.path.json")).expect("baseline");
+    assert!(baseline.contains("\"instructions\": 1234567"), "{baseline}");
+
+    let second = regress(root.path(), &["bless", "--harness", "demo"]);
+    assert!(second.status.success());
+    assert!(String::from_utf8_lossy(&second.stdout).contains("already holds 1,234,567"));
+}
+
+#[test]
+fn bless_refuses_to_overwrite_a_corrupt_baseline() {
+    let root = workspace();
+    write_record(root.path(), "demo::path", 42_000);
+    let path = root.path().join("baselines/demo.path.json");
+    std::fs::write(&path, "{ \"schema\": 1, \"harness\": ").expect("write");
+    let output = regress(root.path(), &["bless"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("not valid JSON"), "{message}");
+    assert!(message.contains("git checkout --"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        "{ \"schema\": 1, \"harness\": ",
+        "the corrupt file is left for the user to inspect"
+    );
+}
+
+#[test]
+fn a_corrupt_measurement_record_is_named() {
+    let root = workspace();
+    std::fs::write(root.path().join("perf_outputs/demo.path.json"), "[]").expect("write");
+    let output = regress(root.path(), &["bless"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("demo.path.json is not a valid measurement record"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_missing_valgrind_gives_the_install_hint() {
+    let root = workspace();
+    let output = regress(root.path(), &["--valgrind", "/nonexistent/valgrind", "run"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("valgrind was not found at /nonexistent/valgrind"),
+        "{message}"
+    );
+    assert!(message.contains("apt-get install valgrind"), "{message}");
+}
+
+#[test]
+fn noise_needs_at_least_two_runs() {
+    let root = workspace();
+    let output = regress(root.path(), &["noise", "--runs", "1"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--runs must be at least 2"));
+}
+
+#[test]
+fn outside_a_workspace_the_error_says_where_it_looked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_regress"))
+        .arg("bless")
+        .current_dir(dir.path())
+        .env_remove("REGRESS_ROOT")
+        .env_remove("CARGO_MANIFEST_DIR")
+        .output()
+        .expect("run regress");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("no workspace root"),
+        "{}",
+        stderr(&output)
+    );
+}
