@@ -68,6 +68,15 @@ enum Command {
     },
     /// List the harnesses.
     List,
+    /// Compare libraries path by path, from the latest measurements.
+    Compare {
+        /// Also write the table as Markdown to this file.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+        /// Also write the comparison as JSON to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -92,6 +101,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Bless { harnesses } => bless(&workspace, &harnesses),
+        Command::Compare { markdown, json } => {
+            let comparison = regress::compare::from_workspace(&workspace)?;
+            if comparison.paths.is_empty() {
+                bail!(
+                    "no library measurements in {}; run `cargo run -p regress -- run` first",
+                    workspace.display_path(&workspace.perf_outputs_dir())
+                );
+            }
+            print!("{}", comparison.to_text());
+            if let Some(path) = markdown {
+                regress::compare::write(&path, &comparison.to_markdown())?;
+            }
+            if let Some(path) = json {
+                regress::compare::write(&path, &comparison.to_json())?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Run { harnesses } => {
             let runner = runner(workspace, cli.valgrind)?;
             gate_suite(&runner, &harnesses, parallel::workers(cli.jobs))

@@ -1,0 +1,363 @@
+//! The cross-library comparison: the same API path, side by side.
+//!
+//! Harness names are `<library>::<path>`, so every library's harness for a
+//! path lines up by the part after `::`. The comparison reads the latest
+//! measurement records; it never re-runs anything. Ratios are to s2n-tls,
+//! the library this project serves first.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::measurement::Measurement;
+use crate::overhead;
+use crate::report::{count, Table};
+use crate::workspace::Workspace;
+
+/// Bumped whenever the JSON's meaning changes.
+pub const COMPARISON_SCHEMA: u32 = 1;
+
+/// Libraries in column order, with the names people know them by.
+const LIBRARIES: &[(&str, &str)] = &[
+    ("s2n_tls", "s2n-tls"),
+    ("rustls", "rustls"),
+    ("openssl", "OpenSSL"),
+    ("aws_lc_rs", "aws-lc-rs"),
+];
+
+/// The library every ratio is relative to.
+const REFERENCE: &str = "s2n_tls";
+
+/// mTLS paths and the server-auth-only paths they are compared with.
+const MTLS_PAIRS: &[(&str, &str)] = &[
+    ("mtls_rsa4096", "handshake_rsa4096"),
+    ("mtls_ecdsa_p256", "handshake_ecdsa_p256"),
+];
+
+/// One library's figures for one path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    pub instructions: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions_per_byte: Option<f64>,
+    /// Ratio to s2n-tls on the same path, when s2n-tls has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_to_s2n_tls: Option<f64>,
+    /// Percent of the region spent in the harness's own code (transport,
+    /// buffers), from the region profile; `None` when it cannot be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harness_share_percent: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathRow {
+    pub path: String,
+    /// Keyed by library (`s2n_tls`, `rustls`, ...).
+    pub libraries: BTreeMap<String, Cell>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MtlsRatio {
+    pub library: String,
+    pub mtls_path: String,
+    pub server_auth_path: String,
+    pub ratio: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub schema: u32,
+    /// Valgrind versions and methods the records were measured with; more
+    /// than one means the table mixes methods and says so.
+    pub measured_with: Vec<String>,
+    pub paths: Vec<PathRow>,
+    pub mtls_ratios: Vec<MtlsRatio>,
+}
+
+impl Comparison {
+    /// Builds the comparison from measurement records. `workspace` locates
+    /// the region profiles for the harness-share column.
+    pub fn new(records: &[Measurement], workspace: Option<&Workspace>) -> Comparison {
+        let mut paths: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
+        let mut measured_with: Vec<String> = Vec::new();
+        for record in records {
+            let Some((library, path)) = record.harness.split_once("::") else {
+                continue;
+            };
+            if !LIBRARIES.iter().any(|(name, _)| *name == library) {
+                continue;
+            }
+            let method = format!(
+                "Valgrind {} ({})",
+                record.fingerprint.valgrind, record.fingerprint.method
+            );
+            if !measured_with.contains(&method) {
+                measured_with.push(method);
+            }
+            let harness_share_percent = workspace.and_then(|ws| {
+                overhead::harness_share_percent(&ws.root().join(&record.profile)).ok()
+            });
+            paths.entry(path.to_owned()).or_default().insert(
+                library.to_owned(),
+                Cell {
+                    instructions: record.instructions,
+                    instructions_per_byte: record.instructions_per_byte(),
+                    ratio_to_s2n_tls: None,
+                    harness_share_percent,
+                },
+            );
+        }
+        for cells in paths.values_mut() {
+            if let Some(reference) = cells.get(REFERENCE).map(|cell| cell.instructions) {
+                for cell in cells.values_mut() {
+                    cell.ratio_to_s2n_tls = Some(cell.instructions as f64 / reference as f64);
+                }
+            }
+        }
+        let mut mtls_ratios = Vec::new();
+        for (library, _) in LIBRARIES {
+            for (mtls, plain) in MTLS_PAIRS {
+                let get = |path: &str| paths.get(path).and_then(|cells| cells.get(*library));
+                if let (Some(m), Some(p)) = (get(mtls), get(plain)) {
+                    mtls_ratios.push(MtlsRatio {
+                        library: (*library).to_owned(),
+                        mtls_path: (*mtls).to_owned(),
+                        server_auth_path: (*plain).to_owned(),
+                        ratio: m.instructions as f64 / p.instructions as f64,
+                    });
+                }
+            }
+        }
+        Comparison {
+            schema: COMPARISON_SCHEMA,
+            measured_with,
+            paths: paths
+                .into_iter()
+                .map(|(path, libraries)| PathRow { path, libraries })
+                .collect(),
+            mtls_ratios,
+        }
+    }
+
+    /// The libraries that appear, in column order.
+    fn libraries(&self) -> Vec<(&'static str, &'static str)> {
+        LIBRARIES
+            .iter()
+            .copied()
+            .filter(|(name, _)| {
+                self.paths
+                    .iter()
+                    .any(|row| row.libraries.contains_key(*name))
+            })
+            .collect()
+    }
+
+    fn path_table(&self) -> Table {
+        let libraries = self.libraries();
+        let mut header: Vec<String> = vec!["path".into()];
+        for (_, display) in &libraries {
+            header.push((*display).to_owned());
+        }
+        for (name, display) in &libraries {
+            if *name != REFERENCE {
+                header.push(format!("{display} / s2n-tls"));
+            }
+        }
+        header.push("harness share (max)".into());
+        let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut table = Table::new(&header_refs);
+        for row in &self.paths {
+            let mut cells = vec![row.path.clone()];
+            for (name, _) in &libraries {
+                cells.push(row.libraries.get(*name).map_or_else(
+                    || "n/a".into(),
+                    |cell| match cell.instructions_per_byte {
+                        Some(per_byte) => format!("{} ({per_byte:.2}/B)", count(cell.instructions)),
+                        None => count(cell.instructions),
+                    },
+                ));
+            }
+            for (name, _) in &libraries {
+                if *name != REFERENCE {
+                    cells.push(
+                        row.libraries
+                            .get(*name)
+                            .and_then(|cell| cell.ratio_to_s2n_tls)
+                            .map_or_else(|| "-".into(), |ratio| format!("{ratio:.2}")),
+                    );
+                }
+            }
+            let share = row
+                .libraries
+                .values()
+                .filter_map(|cell| cell.harness_share_percent)
+                .fold(None, |max: Option<f64>, share| {
+                    Some(max.map_or(share, |m| m.max(share)))
+                });
+            cells.push(share.map_or_else(|| "-".into(), |share| format!("{share:.3}%")));
+            table.row(cells);
+        }
+        table
+    }
+
+    fn mtls_table(&self) -> Table {
+        let mut table = Table::new(&[
+            "library",
+            "mTLS path",
+            "server-auth path",
+            "mTLS / server-auth",
+        ]);
+        for ratio in &self.mtls_ratios {
+            let display = LIBRARIES
+                .iter()
+                .find(|(name, _)| *name == ratio.library)
+                .map_or(ratio.library.as_str(), |(_, display)| *display);
+            table.row(vec![
+                display.to_owned(),
+                ratio.mtls_path.clone(),
+                ratio.server_auth_path.clone(),
+                format!("{:.2}", ratio.ratio),
+            ]);
+        }
+        table
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "Instructions per path, measured with {}\n\n",
+            self.measured_with.join(", ")
+        );
+        out.push_str(&self.path_table().to_text());
+        if !self.mtls_ratios.is_empty() {
+            out.push('\n');
+            out.push_str(&self.mtls_table().to_text());
+        }
+        out
+    }
+
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!(
+            "Instructions per path (one warm run each; measured with {}; `n/a`: the library has no such path)\n\n",
+            self.measured_with.join(", ")
+        );
+        out.push_str(&self.path_table().to_markdown());
+        if !self.mtls_ratios.is_empty() {
+            out.push('\n');
+            out.push_str(&self.mtls_table().to_markdown());
+        }
+        out
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_owned());
+        text.push('\n');
+        text
+    }
+}
+
+/// Reads the records of the latest run from `perf_outputs/`.
+pub fn from_workspace(workspace: &Workspace) -> crate::Result<Comparison> {
+    let records = Measurement::read_all(workspace)?;
+    Ok(Comparison::new(&records, Some(workspace)))
+}
+
+/// Writes `text` to `path` whole (see [`crate::atomic_file`]).
+pub fn write(path: &Path, text: &str) -> crate::Result<()> {
+    crate::atomic_file::write(path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::Fingerprint;
+    use crate::measurement::MEASUREMENT_SCHEMA;
+    use crate::valgrind::Method;
+    use std::path::PathBuf;
+
+    fn record(harness: &str, instructions: u64, bytes: Option<u64>) -> Measurement {
+        Measurement {
+            schema: MEASUREMENT_SCHEMA,
+            harness: harness.into(),
+            instructions,
+            bytes_per_run: bytes,
+            fingerprint: Fingerprint {
+                valgrind: "3.19.0".into(),
+                method: Method::Subtraction,
+                rustc: "rustc".into(),
+                target: "t".into(),
+                cpu_features: vec![],
+                libraries: Default::default(),
+            },
+            annotated: PathBuf::new(),
+            profile: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn lines_up_paths_and_computes_ratios() {
+        let records = vec![
+            record("s2n_tls::handshake_rsa4096", 1_000, None),
+            record("rustls::handshake_rsa4096", 900, None),
+            record("openssl::handshake_rsa4096", 1_100, None),
+            record("s2n_tls::mtls_rsa4096", 2_500, None),
+            record("rustls::mtls_rsa4096", 1_800, None),
+            record("rustls::x509_verify_chain", 50, None),
+            record("s2n_tls::record_aes128gcm_16k", 2_048, Some(1_024)),
+            record("calibration::spin_1m", 3_000_000, None),
+        ];
+        let comparison = Comparison::new(&records, None);
+        let paths: Vec<&str> = comparison
+            .paths
+            .iter()
+            .map(|row| row.path.as_str())
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                "handshake_rsa4096",
+                "mtls_rsa4096",
+                "record_aes128gcm_16k",
+                "x509_verify_chain"
+            ]
+        );
+        let handshake = &comparison.paths[0].libraries;
+        assert_eq!(handshake["rustls"].ratio_to_s2n_tls, Some(0.9));
+        assert_eq!(handshake["openssl"].ratio_to_s2n_tls, Some(1.1));
+        assert_eq!(
+            comparison.paths[2].libraries["s2n_tls"].instructions_per_byte,
+            Some(2.0)
+        );
+        assert_eq!(
+            comparison.paths[3].libraries["rustls"].ratio_to_s2n_tls,
+            None
+        );
+        let ratios: Vec<(&str, f64)> = comparison
+            .mtls_ratios
+            .iter()
+            .map(|r| (r.library.as_str(), r.ratio))
+            .collect();
+        assert_eq!(ratios, vec![("s2n_tls", 2.5), ("rustls", 2.0)]);
+
+        let text = comparison.to_text();
+        assert!(text.contains("Valgrind 3.19.0 (subtraction)"), "{text}");
+        let markdown = comparison.to_markdown();
+        assert!(
+            markdown.contains(
+                "| path | s2n-tls | rustls | OpenSSL | rustls / s2n-tls | OpenSSL / s2n-tls |"
+            ),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("| x509_verify_chain | n/a | 50 | n/a | - | - | - |"),
+            "{markdown}"
+        );
+        assert!(markdown.contains("2,048 (2.00/B)"), "{markdown}");
+        let json: serde_json::Value = serde_json::from_str(&comparison.to_json()).expect("json");
+        assert_eq!(json["schema"], 1);
+        assert_eq!(
+            json["paths"][0]["libraries"]["openssl"]["instructions"],
+            1_100
+        );
+    }
+}
