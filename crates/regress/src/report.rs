@@ -17,7 +17,13 @@ pub fn signed_percent(from: u64, to: u64) -> String {
         return "n/a".to_owned();
     }
     let percent = (to as f64 - from as f64) / from as f64 * 100.0;
-    format!("{percent:+.2}%")
+    // A change too small for two decimals still deserves a nonzero figure:
+    // "-0.00%" reads as "nothing changed".
+    if percent != 0.0 && percent.abs() < 0.005 {
+        format!("{percent:+.4}%")
+    } else {
+        format!("{percent:+.2}%")
+    }
 }
 
 fn group(digits: &str) -> String {
@@ -113,6 +119,8 @@ mod tests {
         assert_eq!(signed(51_176), "+51,176");
         assert_eq!(signed_percent(77_000_000, 77_051_176), "+0.07%");
         assert_eq!(signed_percent(100, 50), "-50.00%");
+        assert_eq!(signed_percent(95_773_780, 95_769_381), "-0.0046%");
+        assert_eq!(signed_percent(5, 5), "+0.00%");
     }
 
     #[test]
