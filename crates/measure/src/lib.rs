@@ -14,5 +14,6 @@ pub mod child;
 pub mod cpu;
 pub mod harness;
 pub mod region;
+pub mod scale;
 
 pub use harness::{Harness, HarnessError};

@@ -9,11 +9,14 @@
 //!    Needs no Valgrind.
 //! 3. **Gate** (`ENABLE_VALGRIND=true cargo test`): after the native check,
 //!    measure the harness under Valgrind and compare with its baseline.
+//! 4. **Scale**: the runner re-executed this binary natively to time the path
+//!    on several threads (`REGRESS_SCALE_*` set; see `regress scale`).
 
 use std::io::Write;
 
 use regress_measure::child::{self, ChildRequest};
 use regress_measure::harness::{run_natively, Harness};
+use regress_measure::scale::{self, ScaleRequest};
 
 use crate::baseline::BaselineFile;
 use crate::gate::{self, UnmatchedPolicy, VerdictMessage};
@@ -43,7 +46,17 @@ pub fn notice(message: &str) {
 /// The body of a harness's test. Panics (fails the test) with a message that
 /// says what to do when the path is broken, the measurement failed, or the
 /// count regressed.
-pub fn run<H: Harness>(name: &str, harness: &H) {
+pub fn run<H: Harness + Sync>(name: &str, harness: &H) {
+    match ScaleRequest::from_env() {
+        Err(error) => panic!("{name}: bad scaling request from the runner: {error}"),
+        Ok(Some(request)) => {
+            if let Err(error) = scale::run(name, harness, &request) {
+                panic!("{name} failed while being scaled: {error}");
+            }
+            return;
+        }
+        Ok(None) => {}
+    }
     match ChildRequest::from_env() {
         Err(error) => panic!("{name}: bad measurement request from the runner: {error}"),
         Ok(Some(request)) => {

@@ -1,0 +1,157 @@
+//! `regress scale`: how a path's wall-clock throughput scales with threads.
+//!
+//! Each thread count is a fresh native process of the harness test binary
+//! (no Valgrind), so one measurement cannot warm or pollute the next.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use regress_measure::scale::{ScaleReport, ScaleRequest};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::report::{count, Table};
+
+/// Bumped whenever the JSON's meaning changes.
+pub const SCALE_SCHEMA: u32 = 1;
+
+/// The paths scaled when the user names none: full handshakes (RSA and
+/// ECDSA), mTLS, and chain verification, for every library that has them.
+pub const DEFAULT_PATHS: &[&str] = &[
+    "::handshake_rsa4096",
+    "::handshake_ecdsa_p256",
+    "::mtls_rsa4096",
+    "::x509_verify_chain",
+];
+
+/// One harness scaled over 1..=N threads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scaling {
+    pub schema: u32,
+    pub harness: String,
+    pub seconds_per_point: f64,
+    pub points: Vec<ScaleReport>,
+}
+
+/// Runs `harness` on 1, 2, ... `max_threads` threads for `duration` each.
+pub fn scale(
+    binary: &Path,
+    harness: &str,
+    max_threads: usize,
+    duration: Duration,
+    scratch: &Path,
+) -> Result<Scaling> {
+    std::fs::create_dir_all(scratch).map_err(|source| Error::io("create", scratch, source))?;
+    let mut points = Vec::new();
+    for threads in 1..=max_threads.max(1) {
+        let report_path = scratch.join(format!("{}-{threads}.json", harness.replace("::", ".")));
+        let request = ScaleRequest {
+            harness: harness.to_owned(),
+            threads,
+            duration,
+            report: report_path.clone(),
+        };
+        let output = Command::new(binary)
+            .args([harness, "--exact", "--test-threads=1", "--nocapture"])
+            .envs(request.to_env())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| Error::Spawn {
+                program: binary.to_path_buf(),
+                source,
+            })?;
+        if !output.status.success() {
+            return Err(Error::ChildFailed {
+                harness: harness.to_owned(),
+                status: output.status.to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+                logs: scratch.to_path_buf(),
+            });
+        }
+        let text = match std::fs::read_to_string(&report_path) {
+            Ok(text) => text,
+            Err(_) => {
+                return Err(Error::NoReport {
+                    harness: harness.to_owned(),
+                    binary: binary.to_path_buf(),
+                })
+            }
+        };
+        let report: ScaleReport = serde_json::from_str(&text).map_err(|source| Error::Json {
+            what: "scaling report",
+            path: report_path.clone(),
+            source,
+        })?;
+        let _ = std::fs::remove_file(&report_path);
+        points.push(report);
+    }
+    Ok(Scaling {
+        schema: SCALE_SCHEMA,
+        harness: harness.to_owned(),
+        seconds_per_point: duration.as_secs_f64(),
+        points,
+    })
+}
+
+impl Scaling {
+    pub fn table(&self) -> Table {
+        let mut table = Table::new(&[
+            "threads",
+            "total time (s)",
+            "total ops",
+            "ops/s",
+            "ops/s per thread",
+        ]);
+        for point in &self.points {
+            table.row(vec![
+                point.threads.to_string(),
+                format!("{:.2}", point.wall_seconds),
+                count(point.total_operations()),
+                format!("{:.1}", point.operations_per_second()),
+                format!("{:.1}", point.operations_per_second_per_thread()),
+            ]);
+        }
+        table
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use regress_measure::scale::ThreadResult;
+
+    #[test]
+    fn table_has_the_documented_columns() {
+        let scaling = Scaling {
+            schema: SCALE_SCHEMA,
+            harness: "a::b".into(),
+            seconds_per_point: 1.0,
+            points: vec![ScaleReport {
+                harness: "a::b".into(),
+                threads: 2,
+                wall_seconds: 1.01,
+                per_thread: vec![
+                    ThreadResult {
+                        operations: 100,
+                        busy_seconds: 0.5,
+                    },
+                    ThreadResult {
+                        operations: 50,
+                        busy_seconds: 0.5,
+                    },
+                ],
+            }],
+        };
+        let markdown = scaling.table().to_markdown();
+        assert!(
+            markdown
+                .starts_with("| threads | total time (s) | total ops | ops/s | ops/s per thread |"),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("| 2 | 1.01 | 150 | 300.0 | 150.0 |"),
+            "{markdown}"
+        );
+    }
+}
