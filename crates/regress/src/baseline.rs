@@ -81,6 +81,19 @@ impl Default for Threshold {
 }
 
 impl Threshold {
+    /// The threshold a new baseline of `instructions` gets: the default,
+    /// with the absolute floor lowered to 1 % of the count (but at least 10
+    /// instructions) for paths so small that 1,000 instructions would be
+    /// most of them: a 947-instruction AEAD seal must not be allowed to
+    /// double unnoticed.
+    pub fn for_count(instructions: u64) -> Threshold {
+        let default = Threshold::default();
+        Threshold {
+            absolute: (instructions / 100).clamp(10, default.absolute),
+            ..default
+        }
+    }
+
     /// The largest change, in instructions, that does not count for a
     /// baseline of `baseline` instructions.
     pub fn allowance(&self, baseline: u64) -> u64 {
@@ -227,7 +240,7 @@ pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineE
             BaselineFile {
                 schema: BASELINE_SCHEMA,
                 harness: measurement.harness.clone(),
-                threshold: Threshold::default(),
+                threshold: Threshold::for_count(measurement.instructions),
                 entries: vec![entry],
             },
             Blessed::Created {
@@ -360,6 +373,15 @@ mod tests {
             Some(100_010)
         );
         assert_eq!(file.threshold, Threshold::default());
+    }
+
+    #[test]
+    fn small_paths_get_a_proportionate_floor() {
+        assert_eq!(Threshold::for_count(77_000_000), Threshold::default());
+        assert_eq!(Threshold::for_count(100_000).absolute, 1_000);
+        assert_eq!(Threshold::for_count(37_763).absolute, 377);
+        assert_eq!(Threshold::for_count(947).absolute, 10);
+        assert_eq!(Threshold::for_count(947).allowance(947), 10);
     }
 
     #[test]

@@ -13,24 +13,28 @@
 //! - [`baseline`] reads and blesses `baselines/`;
 //! - [`gate`] judges a count against its baseline;
 //! - [`harness_test`] is what each harness's `#[test]` calls;
-//! - [`discover`], [`noise`] and [`report`] serve the `regress` binary.
+//! - [`discover`], [`noise`] and [`report`] serve the `regress` binary;
+//! - [`diff`] compares two commits (`regress diff`).
 
 pub mod annotate;
 pub mod atomic_file;
 pub mod baseline;
 pub mod cachegrind;
 pub mod compare;
+pub mod diff;
 pub mod discover;
 pub mod error;
 pub mod fingerprint;
 pub mod gate;
 pub mod harness_test;
+pub mod html;
 pub mod measurement;
 pub mod noise;
 pub mod overhead;
 pub mod parallel;
 pub mod report;
 pub mod runner;
+pub mod scale;
 pub mod valgrind;
 pub mod workspace;
 

@@ -5,6 +5,7 @@
 //! the whole suite with one summary, write baselines on request, and measure
 //! run-to-run noise.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -68,6 +69,31 @@ enum Command {
     },
     /// List the harnesses.
     List,
+    /// Time paths natively on 1..N threads (wall clock, not Valgrind).
+    Scale {
+        /// Only harnesses whose name contains this (repeatable). Default:
+        /// full handshakes (RSA, ECDSA), mTLS and chain verification.
+        #[arg(long = "harness", value_name = "NAME")]
+        harnesses: Vec<String>,
+        /// The largest thread count (default: the number of cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Seconds per thread count.
+        #[arg(long, default_value_t = 2.0)]
+        seconds: f64,
+        /// Also write all tables as Markdown to this file.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+        /// Also write all results as JSON to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Write an HTML page with charts of the latest measurements and scaling runs.
+    Report {
+        /// The folder for index.html and the SVG charts.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Compare libraries path by path, from the latest measurements.
     Compare {
         /// Also write the table as Markdown to this file.
@@ -77,6 +103,10 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// Compare the instruction counts of two commits, function by function.
+    Diff(regress::diff::command::DiffArgs),
+    /// Merge the report.json files of `regress diff --shard` runs into one report.
+    DiffMerge(regress::diff::command::MergeArgs),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +131,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Bless { harnesses } => bless(&workspace, &harnesses),
+        Command::Scale {
+            harnesses,
+            threads,
+            seconds,
+            markdown,
+            json,
+        } => scale(&workspace, &harnesses, threads, seconds, markdown, json),
+        Command::Report { out } => {
+            let comparison = regress::compare::from_workspace(&workspace)?;
+            let scalings = regress::html::read_scalings(&workspace)?;
+            if comparison.paths.is_empty() && scalings.is_empty() {
+                bail!("nothing to report: run `cargo run -p regress -- run` (and `scale`) first");
+            }
+            let dir = out.unwrap_or_else(|| workspace.perf_outputs_dir().join("report"));
+            let index = regress::html::write(&dir, &comparison, &scalings)?;
+            println!("{}", index.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Compare { markdown, json } => {
             let comparison = regress::compare::from_workspace(&workspace)?;
             if comparison.paths.is_empty() {
@@ -129,6 +177,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let runner = runner(workspace, cli.valgrind)?;
             noise(&runner, &harnesses, runs, parallel::workers(cli.jobs))
         }
+        Command::Diff(args) => Ok(diff_exit_code(regress::diff::command::diff(
+            &workspace,
+            cli.valgrind.as_deref(),
+            cli.jobs,
+            args,
+        )?)),
+        Command::DiffMerge(args) => Ok(diff_exit_code(regress::diff::command::merge(
+            &workspace, args,
+        )?)),
+    }
+}
+
+/// `regress diff`'s documented exit codes: 0, 1 for a regression beyond a
+/// threshold, 2 for anything that kept the diff from being complete.
+fn diff_exit_code(outcome: regress::diff::Outcome) -> ExitCode {
+    match outcome {
+        regress::diff::Outcome::Clean => ExitCode::SUCCESS,
+        regress::diff::Outcome::Regressed => ExitCode::from(EXIT_REGRESSED),
+        regress::diff::Outcome::Incomplete => ExitCode::from(EXIT_ERROR),
     }
 }
 
@@ -384,6 +451,9 @@ fn per_byte(measurement: &Measurement) -> String {
         .map_or_else(|| "-".into(), |per_byte| format!("{per_byte:.3}"))
 }
 
+/// One line per finished measurement: which harness, how many of how many,
+/// elapsed time. Quiet when stderr is not a terminal (CI logs, pipes), where
+/// the summary table says it all.
 fn progress(
     done: usize,
     total: usize,
@@ -391,9 +461,78 @@ fn progress(
     measured: Option<&Measurement>,
     started: Instant,
 ) {
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
     let what = measured.map_or_else(|| "failed".to_owned(), |m| count(m.instructions));
     eprintln!(
         "[{done}/{total}] {name}: {what} ({:.1} s elapsed)",
         started.elapsed().as_secs_f64()
     );
+}
+
+fn scale(
+    workspace: &Workspace,
+    filters: &[String],
+    threads: Option<usize>,
+    seconds: f64,
+    markdown: Option<PathBuf>,
+    json: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        bail!("--seconds must be a positive number");
+    }
+    let threads = parallel::workers(threads);
+    let binary = discover::build(workspace)?;
+    let all = discover::list(&binary)?;
+    let names: Vec<String> = if filters.is_empty() {
+        all.into_iter()
+            .filter(|name| {
+                regress::scale::DEFAULT_PATHS
+                    .iter()
+                    .any(|path| name.ends_with(path))
+            })
+            .collect()
+    } else {
+        discover::select(all, filters)
+    };
+    if names.is_empty() {
+        bail!("no harness matches {filters:?}; `regress list` shows them all");
+    }
+    let outputs = workspace.perf_outputs_dir().join("scale");
+    let mut results = Vec::new();
+    let mut text = String::new();
+    for (index, name) in names.iter().enumerate() {
+        if std::io::stderr().is_terminal() {
+            eprintln!(
+                "[{}/{}] {name}: 1..{threads} threads, {seconds} s each",
+                index + 1,
+                names.len()
+            );
+        }
+        let scaling = regress::scale::scale(
+            &binary,
+            name,
+            threads,
+            std::time::Duration::from_secs_f64(seconds),
+            &outputs.join(".scratch"),
+        )?;
+        println!("{name}\n{}", scaling.table().to_text());
+        text.push_str(&format!(
+            "### {name}\n\n{}\n",
+            scaling.table().to_markdown()
+        ));
+        regress::atomic_file::write(
+            &outputs.join(format!("{}.json", regress::workspace::file_stem(name))),
+            serde_json::to_string_pretty(&scaling)?.as_bytes(),
+        )?;
+        results.push(scaling);
+    }
+    if let Some(path) = markdown {
+        regress::atomic_file::write(&path, text.as_bytes())?;
+    }
+    if let Some(path) = json {
+        regress::atomic_file::write(&path, serde_json::to_string_pretty(&results)?.as_bytes())?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

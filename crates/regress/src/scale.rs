@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use regress_measure::scale::{ScaleReport, ScaleRequest};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::report::{count, Table};
@@ -26,7 +26,7 @@ pub const DEFAULT_PATHS: &[&str] = &[
 ];
 
 /// One harness scaled over 1..=N threads.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scaling {
     pub schema: u32,
     pub harness: String,

@@ -1,0 +1,150 @@
+//! Errors of a diff. Each says what went wrong and what to do next; none
+//! leaves a worktree behind (the guards in [`super::git`] see to that).
+
+use std::path::PathBuf;
+
+use super::Side;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    #[error(
+        "the {side} ref {reference:?} starts with `-`, so git would read it as an option.\n  \
+         Name the commit another way: its hash, or a full ref such as refs/heads/<branch>."
+    )]
+    RefLooksLikeOption { side: Side, reference: String },
+
+    #[error("the {side} ref is empty; name a branch, tag or commit")]
+    EmptyRef { side: Side },
+
+    #[error(
+        "the {side} ref {reference:?} does not name a commit in {repo}{detail}.\n  \
+         Check the spelling (`git log --oneline -5 {reference}`); for a remote branch, \
+         fetch it first (`git fetch origin <branch>`)."
+    )]
+    RefNotFound {
+        side: Side,
+        reference: String,
+        repo: PathBuf,
+        detail: String,
+    },
+
+    #[error(
+        "{base} ({base_commit}) and {head} ({head_commit}) have no common history: \
+         there is no merge base, so a diff would compare two unrelated projects.{hint}"
+    )]
+    UnrelatedHistories {
+        base: String,
+        base_commit: String,
+        head: String,
+        head_commit: String,
+        hint: &'static str,
+    },
+
+    #[error(
+        "{dir} is not inside a git repository ({detail}).\n  \
+         Run `regress diff` from the project's checkout."
+    )]
+    NotARepository { dir: PathBuf, detail: String },
+
+    #[error("`git {args}` failed ({status}) in {dir}: {stderr}")]
+    Git {
+        args: String,
+        dir: PathBuf,
+        status: String,
+        stderr: String,
+    },
+
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error(
+        "building the harness tests of the {side} commit {commit} failed ({status}); \
+         cargo's messages are above.\n  \
+         The worktree has been removed; to investigate, `git switch --detach {commit}` \
+         and run `cargo test --no-run -p harnesses --test perf`."
+    )]
+    Build {
+        side: Side,
+        commit: String,
+        status: String,
+    },
+
+    #[error(
+        "cargo reused {binary}, which is older than the {side} worktree of {commit}: it was \
+         built from another checkout, not from this commit.\n  \
+         Use a target folder that no other checkout of this project builds in \
+         (--target-dir), or remove {target_dir}."
+    )]
+    StaleBuild {
+        side: Side,
+        commit: String,
+        binary: PathBuf,
+        target_dir: PathBuf,
+    },
+
+    #[error(
+        "the target folder {target_dir} contains {worktrees}, where the diff's worktrees are \
+         created; cargo would then take one commit's sources for the other's.\n  \
+         Pick a --target-dir outside it."
+    )]
+    TargetDirContainsWorktrees {
+        target_dir: PathBuf,
+        worktrees: PathBuf,
+    },
+
+    #[error("`cargo metadata` cannot list the workspace crates in {dir}: {detail}")]
+    Metadata { dir: PathBuf, detail: String },
+
+    #[error(
+        "cargo built no test executable named `perf` in package `harnesses` for the {side} \
+         commit {commit}; does that commit have harnesses/tests/perf.rs?"
+    )]
+    NoTestBinary { side: Side, commit: String },
+
+    #[error(
+        "no harness of either commit matches {filters:?}.\n  \
+         `cargo run -p regress -- list` shows the harness names."
+    )]
+    NoHarness { filters: Vec<String> },
+
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{path} is not a diff report this version of regress reads: {reason}")]
+    BadReport { path: PathBuf, reason: String },
+
+    #[error("cannot write the report as JSON: {0}")]
+    Serialize(#[source] serde_json::Error),
+
+    #[error("cannot merge the shard reports: {0}")]
+    Merge(String),
+
+    #[error("interrupted; the worktrees have been removed")]
+    Interrupted,
+
+    #[error(transparent)]
+    Runner(#[from] crate::Error),
+}
+
+impl DiffError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> DiffError {
+        DiffError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! The two commits of a diff, and the temporary worktrees they are built in.
+//!
+//! A diff must never touch the user's work tree, index or uncommitted
+//! changes: no checkout, no stash. Each commit is checked out into a
+//! detached worktree of its own under `target/regress-diff/` (ignored by
+//! git, like all of `target/`), built and measured there, and removed
+//! afterwards, on success, on error and on Ctrl-C ([`Worktree`] is a guard
+//! that removes itself when dropped; a process killed outright leaves its
+//! worktrees for the next diff to remove, see
+//! [`Repo::remove_stale_worktrees`]).
+//!
+//! Every ref is checked before anything is created: it must not look like an
+//! option (git would parse `-x` as one), it must name a commit, and the two
+//! commits must share history. git is always run with an argument vector,
+//! never through a shell, with `--end-of-options` before user input, and
+//! with hooks disabled (a `post-checkout` hook has no business running in a
+//! throwaway worktree).
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use super::error::DiffError;
+use super::report::Revision;
+use super::Side;
+
+/// Environment variables that would point git at another repository or
+/// index than the one a command names with `-C` (they are set, for example,
+/// inside git hooks).
+const GIT_LOCATION_VARIABLES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+];
+
+/// The repository a diff runs in.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    root: PathBuf,
+}
+
+impl Repo {
+    /// The repository whose work tree contains `dir`.
+    pub fn discover(dir: &Path) -> Result<Repo, DiffError> {
+        let output = git_command(dir)
+            .args(["rev-parse", "--show-toplevel"])
+            .output()
+            .map_err(spawn_error)?;
+        if !output.status.success() {
+            return Err(DiffError::NotARepository {
+                dir: dir.to_path_buf(),
+                detail: stderr_text(&output),
+            });
+        }
+        let root = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        Ok(Repo {
+            root: PathBuf::from(root),
+        })
+    }
+
+    /// The top folder of the user's work tree.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn git(&self) -> Command {
+        git_command(&self.root)
+    }
+
+    fn run<I, S>(&self, args: I) -> Result<Output, DiffError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<S> = args.into_iter().collect();
+        let output = self.git().args(&args).output().map_err(spawn_error)?;
+        if output.status.success() {
+            Ok(output)
+        } else {
+            Err(DiffError::Git {
+                args: args
+                    .iter()
+                    .map(|arg| arg.as_ref().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                dir: self.root.clone(),
+                status: output.status.to_string(),
+                stderr: stderr_text(&output),
+            })
+        }
+    }
+
+    /// Resolves a branch, tag or commit the user named to a commit hash.
+    pub fn resolve(&self, side: Side, reference: &str) -> Result<Revision, DiffError> {
+        if reference.trim().is_empty() {
+            return Err(DiffError::EmptyRef { side });
+        }
+        if reference.starts_with('-') {
+            return Err(DiffError::RefLooksLikeOption {
+                side,
+                reference: reference.to_owned(),
+            });
+        }
+        let output = self
+            .git()
+            .args(["rev-parse", "--verify", "--end-of-options"])
+            .arg(format!("{reference}^{{commit}}"))
+            .output()
+            .map_err(spawn_error)?;
+        let commit = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        if !output.status.success() || !is_object_name(&commit) {
+            // "Needed a single revision" says nothing the message does not;
+            // anything else git said (a tree where a commit was expected)
+            // does.
+            let detail: Vec<String> = stderr_text(&output)
+                .lines()
+                .filter(|line| !line.contains("Needed a single revision"))
+                .map(|line| line.trim_start_matches("error: ").to_owned())
+                .collect();
+            return Err(DiffError::RefNotFound {
+                side,
+                reference: reference.to_owned(),
+                repo: self.root.clone(),
+                detail: if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", detail.join("; "))
+                },
+            });
+        }
+        Ok(Revision {
+            reference: reference.to_owned(),
+            commit,
+        })
+    }
+
+    /// The best common ancestor of two commits; an error when they share no
+    /// history (an orphan branch, another project's commit).
+    pub fn merge_base(&self, base: &Revision, head: &Revision) -> Result<String, DiffError> {
+        let output = self
+            .git()
+            .args(["merge-base", "--end-of-options", &base.commit, &head.commit])
+            .output()
+            .map_err(spawn_error)?;
+        let commit = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        if output.status.success() && is_object_name(&commit) {
+            return Ok(commit);
+        }
+        // `git merge-base` exits 1, silently, when there is no merge base;
+        // anything else is git failing.
+        if output.status.code() != Some(1) {
+            return Err(DiffError::Git {
+                args: format!("merge-base {} {}", base.commit, head.commit),
+                dir: self.root.clone(),
+                status: output.status.to_string(),
+                stderr: stderr_text(&output),
+            });
+        }
+        Err(DiffError::UnrelatedHistories {
+            base: base.reference.clone(),
+            base_commit: base.short().to_owned(),
+            head: head.reference.clone(),
+            head_commit: head.short().to_owned(),
+            hint: if self.is_shallow() {
+                "\n  This clone is shallow, so the common history may just not be here: \
+                 fetch it (`git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)."
+            } else {
+                "\n  Check the two refs; a diff needs two versions of the same project."
+            },
+        })
+    }
+
+    fn is_shallow(&self) -> bool {
+        self.run(["rev-parse", "--is-shallow-repository"])
+            .map(|output| String::from_utf8_lossy(&output.stdout).trim() == "true")
+            .unwrap_or(false)
+    }
+
+    /// Whether tracked files have changes that are not committed (they are
+    /// not part of any commit, so a diff does not measure them). Runs
+    /// without the optional index refresh, so even this look leaves the
+    /// index untouched.
+    pub fn has_uncommitted_changes(&self) -> bool {
+        self.run([
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+        ])
+        .map(|output| !output.stdout.is_empty())
+        .unwrap_or(false)
+    }
+
+    /// Checks `commit` out, detached, into a new worktree at `path`.
+    pub fn add_worktree(&self, path: &Path, commit: &str) -> Result<Worktree, DiffError> {
+        self.run([
+            OsStr::new("-c"),
+            OsStr::new("core.hooksPath=/dev/null"),
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--detach"),
+            OsStr::new("--quiet"),
+            path.as_os_str(),
+            OsStr::new(commit),
+        ])?;
+        Ok(Worktree {
+            repo: self.clone(),
+            path: path.to_path_buf(),
+            removed: false,
+        })
+    }
+
+    /// Removes the worktrees a diff that was killed outright (no chance to
+    /// clean up) left in `dir`, and forgets any worktree whose folder is
+    /// gone. Only call this while holding the diff lock, so no running diff
+    /// loses its worktrees.
+    pub fn remove_stale_worktrees(&self, dir: &Path) {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with("base-") || name.starts_with("head-") {
+                    eprintln!(
+                        "regress diff: removing the worktree {} that an interrupted diff left",
+                        entry.path().display()
+                    );
+                    remove_worktree(self, &entry.path());
+                }
+            }
+        }
+        let _ = self.run(["worktree", "prune"]);
+    }
+}
+
+/// A temporary worktree, removed (with `git worktree remove --force` and
+/// `git worktree prune`) when dropped.
+#[derive(Debug)]
+pub struct Worktree {
+    repo: Repo,
+    path: PathBuf,
+    removed: bool,
+}
+
+impl Worktree {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Worktree {
+    fn drop(&mut self) {
+        if !self.removed {
+            self.removed = true;
+            remove_worktree(&self.repo, &self.path);
+            let _ = self.repo.run(["worktree", "prune"]);
+        }
+    }
+}
+
+/// Removes one worktree, however far its creation got. Errors are reported,
+/// not returned: this runs while unwinding from other errors.
+fn remove_worktree(repo: &Repo, path: &Path) {
+    let removed = repo.run([
+        OsStr::new("worktree"),
+        OsStr::new("remove"),
+        OsStr::new("--force"),
+        path.as_os_str(),
+    ]);
+    if path.exists() {
+        if let Err(error) = std::fs::remove_dir_all(path) {
+            eprintln!(
+                "regress diff: cannot remove the worktree {}: {error}{}; remove it by hand \
+                 and run `git worktree prune`",
+                path.display(),
+                removed
+                    .err()
+                    .map(|e| format!(" (git: {e})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+}
+
+fn git_command(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command.arg("-C").arg(dir).stdin(Stdio::null());
+    for variable in GIT_LOCATION_VARIABLES {
+        command.env_remove(variable);
+    }
+    command
+}
+
+fn spawn_error(source: std::io::Error) -> DiffError {
+    DiffError::Spawn {
+        program: PathBuf::from("git"),
+        source,
+    }
+}
+
+fn stderr_text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).trim().to_owned()
+}
+
+/// A full SHA-1 or SHA-256 object name.
+fn is_object_name(text: &str) -> bool {
+    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .output()
+            .expect("run git");
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    fn repository() -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        git(dir.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+        git(dir.path(), &["add", "a.txt"]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let repo = Repo::discover(dir.path()).expect("repo");
+        (dir, repo)
+    }
+
+    #[test]
+    fn resolves_refs_and_refuses_bad_ones() {
+        let (_dir, repo) = repository();
+        let head = repo.resolve(Side::Head, "HEAD").expect("HEAD");
+        assert!(is_object_name(&head.commit));
+        assert_eq!(
+            repo.resolve(Side::Base, "main").expect("main").commit,
+            head.commit
+        );
+
+        let error = repo.resolve(Side::Base, "--output=/tmp/x").unwrap_err();
+        assert!(
+            matches!(error, DiffError::RefLooksLikeOption { .. }),
+            "{error}"
+        );
+        let error = repo.resolve(Side::Base, "no-such-branch").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("\"no-such-branch\" does not name a commit"),
+            "{message}"
+        );
+        let error = repo.resolve(Side::Head, "HEAD^{tree}").unwrap_err();
+        assert!(error.to_string().contains("tree"), "{error}");
+        assert!(matches!(
+            repo.resolve(Side::Head, " ").unwrap_err(),
+            DiffError::EmptyRef { .. }
+        ));
+    }
+
+    #[test]
+    fn unrelated_histories_have_no_merge_base() {
+        let (dir, repo) = repository();
+        let main = repo.resolve(Side::Base, "main").expect("main");
+        git(dir.path(), &["checkout", "-q", "--orphan", "other"]);
+        git(dir.path(), &["commit", "-q", "-m", "orphan"]);
+        let other = repo.resolve(Side::Head, "other").expect("other");
+        let error = repo.merge_base(&main, &other).unwrap_err();
+        assert!(
+            matches!(error, DiffError::UnrelatedHistories { .. }),
+            "{error}"
+        );
+        assert_eq!(repo.merge_base(&main, &main).expect("same"), main.commit);
+    }
+
+    #[test]
+    fn worktrees_are_removed_when_dropped() {
+        let (dir, repo) = repository();
+        let head = repo.resolve(Side::Head, "HEAD").expect("HEAD");
+        let path = dir.path().join("target/regress-diff/head-x");
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        {
+            let worktree = repo.add_worktree(&path, &head.commit).expect("add");
+            assert!(worktree.path().join("a.txt").is_file());
+            std::fs::write(worktree.path().join("untracked"), "x").expect("write");
+            assert!(git(dir.path(), &["worktree", "list"]).contains("head-x"));
+        }
+        assert!(!path.exists());
+        assert!(!git(dir.path(), &["worktree", "list"]).contains("head-x"));
+    }
+
+    #[test]
+    fn stale_worktrees_are_removed() {
+        let (dir, repo) = repository();
+        let head = repo.resolve(Side::Head, "HEAD").expect("HEAD");
+        let scratch = dir.path().join("target/regress-diff");
+        std::fs::create_dir_all(&scratch).expect("mkdir");
+        let worktree = repo
+            .add_worktree(&scratch.join("base-y"), &head.commit)
+            .expect("add");
+        std::mem::forget(worktree); // as if the process had been killed
+        std::fs::create_dir_all(scratch.join("bin")).expect("mkdir");
+        repo.remove_stale_worktrees(&scratch);
+        assert!(!scratch.join("base-y").exists());
+        assert!(
+            scratch.join("bin").exists(),
+            "only worktree folders are removed"
+        );
+        assert!(!git(dir.path(), &["worktree", "list"]).contains("base-y"));
+    }
+}

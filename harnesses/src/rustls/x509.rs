@@ -1,0 +1,272 @@
+//! Certificate parsing and verification without a handshake, with the webpki
+//! code rustls verifies with.
+
+use std::sync::{Arc, OnceLock};
+
+use ::rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
+use ::rustls::client::WebPkiServerVerifier;
+use ::rustls::pki_types::pem::PemObject;
+use ::rustls::pki_types::{CertificateDer, ServerName, TrustAnchor, UnixTime};
+use regress_measure::{Harness, HarnessError};
+use webpki::EndEntityCert;
+
+use super::clock::fixed_now;
+use super::{parse_chain, trust_only, Context as _, PemSet, Pins, RSA4096};
+use crate::certs;
+
+/// The RSA-4096 leaf and CA certificates in DER, decoded from the embedded
+/// PEM once per process, into heap buffers that live as long as the process
+/// (the parsed objects borrow from them, and a run's output outlives the
+/// run).
+#[derive(Debug)]
+struct ChainDer {
+    leaf: CertificateDer<'static>,
+    ca: CertificateDer<'static>,
+}
+
+static RSA_CHAIN_DER: OnceLock<ChainDer> = OnceLock::new();
+
+fn rsa_chain_der() -> Result<&'static ChainDer, HarnessError> {
+    if let Some(der) = RSA_CHAIN_DER.get() {
+        return Ok(der);
+    }
+    let pem = PemSet::copy(&RSA4096);
+    let leaf = parse_chain(&pem.server_chain)?
+        .into_iter()
+        .next()
+        .ok_or("the server chain is empty")?;
+    let ca = CertificateDer::from_pem_slice(&pem.ca).context("decoding the CA PEM")?;
+    Ok(RSA_CHAIN_DER.get_or_init(|| ChainDer { leaf, ca }))
+}
+
+// ---------------------------------------------------------------------------
+// X509ParseChain
+// ---------------------------------------------------------------------------
+
+/// Parses the RSA-4096 leaf and CA certificates into the objects rustls's
+/// verifier works with.
+///
+/// **Counted:** `webpki::EndEntityCert::try_from` on the leaf's DER (the
+/// X.509 structure: TBS certificate, validity, subject public key info and
+/// extensions such as subjectAltName, basicConstraints and extended key
+/// usage, checked for well-formedness and duplicates) and
+/// `webpki::anchor_from_trusted_cert` on the CA's DER (the same parse, keeping
+/// subject, public key and name constraints): what rustls does with a peer's
+/// end-entity certificate, and with each CA it adds to a `RootCertStore`
+/// (which then copies the anchor's fields; that copy is not counted here).
+/// webpki parses without copying: the objects borrow the DER.
+///
+/// **Not counted:** decoding the PEM to DER (`setup`, once per process); no
+/// signature is checked and no handshake happens.
+///
+/// **Check:** the parsed leaf verifies, through the parsed anchor, for
+/// server authentication at the fixed time, and is valid for `localhost`,
+/// so both objects are the right certificates, fully usable.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct X509ParseChain;
+
+/// What an [`X509ParseChain`] run produced.
+pub struct ParsedChain {
+    leaf: EndEntityCert<'static>,
+    anchor: TrustAnchor<'static>,
+}
+
+impl std::fmt::Debug for ParsedChain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParsedChain")
+            .field("anchor", &self.anchor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`X509ParseChain`] runs share.
+#[derive(Debug)]
+pub struct ParseSetup {
+    der: &'static ChainDer,
+    pins: Pins,
+    server_name: ServerName<'static>,
+}
+
+impl Harness for X509ParseChain {
+    type Setup = ParseSetup;
+    type Input = ();
+    type Output = ParsedChain;
+
+    fn setup(&self) -> Result<ParseSetup, HarnessError> {
+        Ok(ParseSetup {
+            der: rsa_chain_der()?,
+            pins: Pins::tls13(&RSA4096),
+            server_name: ServerName::try_from(certs::SERVER_NAME).context("the server name")?,
+        })
+    }
+
+    fn prepare(&self, _: &ParseSetup) -> Result<(), HarnessError> {
+        Ok(())
+    }
+
+    fn run(&self, setup: &ParseSetup, _: ()) -> Result<ParsedChain, HarnessError> {
+        let leaf = EndEntityCert::try_from(&setup.der.leaf).context("parsing the leaf")?;
+        let anchor = webpki::anchor_from_trusted_cert(&setup.der.ca).context("parsing the CA")?;
+        Ok(ParsedChain { leaf, anchor })
+    }
+
+    fn check(&self, setup: &ParseSetup, parsed: &ParsedChain) -> Result<(), HarnessError> {
+        parsed
+            .leaf
+            .verify_for_usage(
+                setup.pins.provider().signature_verification_algorithms.all,
+                std::slice::from_ref(&parsed.anchor),
+                &[],
+                fixed_now(),
+                webpki::KeyUsage::server_auth(),
+                None,
+                None,
+            )
+            .context("verifying the parsed leaf through the parsed anchor")?;
+        parsed
+            .leaf
+            .verify_is_valid_for_subject_name(&setup.server_name)
+            .context("the parsed leaf's name")
+    }
+}
+
+// ---------------------------------------------------------------------------
+// X509VerifyChain
+// ---------------------------------------------------------------------------
+
+/// Verifies the RSA-4096 leaf for the server name `localhost` at the fixed
+/// time, with the test CA as the only trust anchor, exactly as a rustls
+/// client does during a handshake.
+///
+/// **Counted:** `WebPkiServerVerifier::verify_server_cert`: parsing the leaf,
+/// building the path to the trust anchor (issuer match, then the CA's
+/// sha256WithRSAEncryption signature over the leaf: an RSA-4096 public-key
+/// operation), validity at the fixed time, basic constraints and extended
+/// key usage (server authentication), and the subjectAltName match for
+/// `localhost`. No intermediates are passed (the leaf's issuer is the
+/// anchor; in a handshake the server also sends the CA, which webpki does
+/// not look at once an anchor matches), no OCSP response, no CRLs.
+///
+/// **Not counted:** the verifier with its root store and the pinned
+/// provider (`setup`, as a client config holds it), decoding the PEM to DER.
+///
+/// **Check:** `run` returns the verifier's `ServerCertVerified`, which only a
+/// successful verification produces; every failure is an error from `run`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct X509VerifyChain;
+
+/// What [`X509VerifyChain`] runs share.
+#[derive(Debug)]
+pub struct VerifySetup {
+    verifier: Arc<WebPkiServerVerifier>,
+    leaf: CertificateDer<'static>,
+    server_name: ServerName<'static>,
+    now: UnixTime,
+}
+
+impl VerifySetup {
+    fn new(ca_pem: &[u8]) -> Result<VerifySetup, HarnessError> {
+        let pins = Pins::tls13(&RSA4096);
+        let verifier = WebPkiServerVerifier::builder_with_provider(
+            trust_only(ca_pem)?,
+            pins.provider().clone(),
+        )
+        .build()
+        .context("building the verifier")?;
+        Ok(VerifySetup {
+            verifier,
+            leaf: rsa_chain_der()?.leaf.clone(),
+            server_name: ServerName::try_from(certs::SERVER_NAME).context("the server name")?,
+            now: fixed_now(),
+        })
+    }
+
+    fn verify(&self) -> Result<ServerCertVerified, ::rustls::Error> {
+        self.verifier
+            .verify_server_cert(&self.leaf, &[], &self.server_name, &[], self.now)
+    }
+}
+
+impl Harness for X509VerifyChain {
+    type Setup = VerifySetup;
+    type Input = ();
+    type Output = ServerCertVerified;
+
+    fn setup(&self) -> Result<VerifySetup, HarnessError> {
+        VerifySetup::new(&PemSet::copy(&RSA4096).ca)
+    }
+
+    fn prepare(&self, _: &VerifySetup) -> Result<(), HarnessError> {
+        Ok(())
+    }
+
+    fn run(&self, setup: &VerifySetup, _: ()) -> Result<ServerCertVerified, HarnessError> {
+        setup.verify().context("verifying the leaf")
+    }
+
+    fn check(&self, _: &VerifySetup, _verified: &ServerCertVerified) -> Result<(), HarnessError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rustls::ECDSA_P256;
+    use regress_measure::harness::run_natively;
+    use std::time::Duration;
+
+    #[test]
+    fn x509_parse_chain_runs_natively() {
+        run_natively(&X509ParseChain).expect("X509ParseChain");
+    }
+
+    #[test]
+    fn x509_verify_chain_runs_natively() {
+        run_natively(&X509VerifyChain).expect("X509VerifyChain");
+    }
+
+    #[test]
+    fn verification_fails_with_the_wrong_ca() {
+        let setup = VerifySetup::new(ECDSA_P256.ca_pem).expect("setup");
+        let error = X509VerifyChain
+            .run(&setup, ())
+            .expect_err("the ECDSA CA did not issue the RSA leaf");
+        assert!(error.to_string().contains("UnknownIssuer"), "{error}");
+    }
+
+    #[test]
+    fn verification_fails_for_another_name() {
+        let mut setup = X509VerifyChain.setup().expect("setup");
+        setup.server_name = ServerName::try_from("example.com").expect("name");
+        assert!(setup.verify().is_err());
+    }
+
+    #[test]
+    fn verification_fails_outside_the_validity_period() {
+        let mut setup = X509VerifyChain.setup().expect("setup");
+        // 2126-01-01, after the certificates expire.
+        setup.now = UnixTime::since_unix_epoch(Duration::from_secs(4_922_899_200));
+        assert!(setup.verify().is_err());
+    }
+
+    #[test]
+    fn parse_check_rejects_a_mismatched_anchor() {
+        let setup = X509ParseChain.setup().expect("setup");
+        let mut parsed = X509ParseChain.run(&setup, ()).expect("parse");
+        X509ParseChain
+            .check(&setup, &parsed)
+            .expect("the right pair");
+        // The leaf parsed as its own anchor: not the CA, so no path.
+        let leaf_der: &'static CertificateDer<'static> = &setup.der.leaf;
+        parsed.anchor = webpki::anchor_from_trusted_cert(leaf_der).expect("anchor");
+        assert!(X509ParseChain.check(&setup, &parsed).is_err());
+    }
+
+    #[test]
+    fn parse_fails_on_garbage() {
+        let garbage = CertificateDer::from(vec![0x30, 0x03, 0x02, 0x01, 0x00]);
+        assert!(EndEntityCert::try_from(&garbage).is_err());
+        assert!(webpki::anchor_from_trusted_cert(&garbage).is_err());
+    }
+}
