@@ -10,5 +10,6 @@ pub mod aws_lc_rs;
 pub mod calibration;
 pub mod certs;
 pub mod openssl;
+pub mod registry;
 pub mod rustls;
 pub mod s2n_tls;

@@ -104,14 +104,27 @@ fn parse_list(text: &str) -> Vec<String> {
     names
 }
 
-/// Keeps the names that contain any of `filters` (all when none are given).
+/// Keeps the names that any of `filters` selects (all when none are
+/// given). A filter that is exactly a harness name selects that harness
+/// only, so `aead_aes128gcm_seal_16` does not also pick `..._16384`; any
+/// other filter selects the names that contain it.
 pub fn select(names: Vec<String>, filters: &[String]) -> Vec<String> {
     if filters.is_empty() {
         return names;
     }
+    let exact: Vec<&String> = filters.iter().filter(|f| names.contains(f)).collect();
     names
-        .into_iter()
-        .filter(|name| filters.iter().any(|filter| name.contains(filter.as_str())))
+        .iter()
+        .filter(|name| {
+            filters.iter().any(|filter| {
+                if exact.contains(&filter) {
+                    *name == filter
+                } else {
+                    name.contains(filter.as_str())
+                }
+            })
+        })
+        .cloned()
         .collect()
 }
 
@@ -140,5 +153,11 @@ mod tests {
             vec!["s2n_tls::handshake"]
         );
         assert_eq!(select(names.clone(), &[]).len(), 2);
+        let sizes = vec!["a::seal_16".to_owned(), "a::seal_16384".to_owned()];
+        assert_eq!(
+            select(sizes.clone(), &["a::seal_16".into()]),
+            vec!["a::seal_16"]
+        );
+        assert_eq!(select(sizes.clone(), &["seal_16".into()]).len(), 2);
     }
 }

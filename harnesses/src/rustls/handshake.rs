@@ -289,6 +289,7 @@ impl TicketQueue {
         self.tickets.lock().ok()?.pop_front()
     }
 
+    #[cfg(test)]
     fn len(&self) -> usize {
         self.tickets.lock().map(|queue| queue.len()).unwrap_or(0)
     }

@@ -1,7 +1,7 @@
 //! rustls harnesses.
 //!
 //! Mutually exclusive paths of rustls 0.23 with its aws-lc-rs provider, each
-//! a unit struct implementing [`Harness`]:
+//! a unit struct implementing [`Harness`](regress_measure::Harness):
 //!
 //! - [`ConfigBuild`]: building a server and a client config from PEM.
 //! - [`HandshakeRsa4096`], [`HandshakeEcdsaP256`]: one full TLS 1.3
@@ -148,17 +148,25 @@ pub(crate) trait Context<T> {
 }
 
 impl<T, E: Into<HarnessError>> Context<T> for Result<T, E> {
+    /// Inlined, with the error path out of line, so that on success (the
+    /// only path a counted run takes) it costs a test and a branch.
+    #[inline(always)]
     fn context(self, what: &'static str) -> Result<T, HarnessError> {
-        self.map_err(|source| {
-            Box::new(ContextError {
-                what,
-                source: source.into(),
-            }) as HarnessError
-        })
+        match self {
+            Ok(value) => Ok(value),
+            Err(source) => Err(with_context(what, source.into())),
+        }
     }
 }
 
+#[cold]
+#[inline(never)]
+fn with_context(what: &'static str, source: HarnessError) -> HarnessError {
+    Box::new(ContextError { what, source })
+}
+
 /// `Err(message)` unless `condition` holds.
+#[inline(always)]
 fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), HarnessError> {
     if condition {
         Ok(())

@@ -7,7 +7,7 @@ use ::rustls::crypto::aws_lc_rs::cipher_suite;
 use ::rustls::{HandshakeKind, SupportedCipherSuite};
 use regress_measure::{Harness, HarnessError};
 
-use super::transport::{flush, Pair};
+use super::transport::Pair;
 use super::{ensure, Configs, Context as _, Pins, RSA4096};
 
 /// Application bytes every record harness moves per run (1 MiB).
@@ -88,42 +88,46 @@ impl RecordSetup {
     /// The counted transfer: for each write, the client encrypts it into
     /// one record, the record goes through the pipe, and the server reads,
     /// decrypts and copies out the plaintext.
+    ///
+    /// Written for a small footprint: with 1 KiB writes the loop runs 1,024
+    /// times, so each of its own instructions is 0.01 % of the region. Error
+    /// paths are out of line.
     fn transfer(&self, mut transfer: Transfer) -> Result<Transfer, HarnessError> {
+        let payload = &self.payload[..];
+        let write_size = self.write_size;
         let Transfer {
             pair,
             received,
-            got,
+            got: total,
         } = &mut transfer;
+        let received = &mut received[..];
         let (client, server, pipe) = pair.client_to_server();
-        for chunk in self.payload.chunks(self.write_size) {
-            let accepted = client.writer().write(chunk).context("client write")?;
-            ensure(accepted == chunk.len(), || {
-                format!("client accepted {accepted} of {} bytes", chunk.len())
-            })?;
-            flush(client, pipe).context("client write_tls")?;
+        let mut sent = 0;
+        let mut got = *total;
+        while sent < payload.len() {
+            let end = payload.len().min(sent + write_size);
+            sent += client
+                .writer()
+                .write(&payload[sent..end])
+                .context("client write")?;
+            // One call moves every queued record (rustls hands them all to
+            // one vectored write); anything left behind would show up as an
+            // incomplete transfer in `check`.
+            client.write_tls(pipe).context("client write_tls")?;
             while !pipe.is_empty() {
                 server.read_tls(pipe).context("server read_tls")?;
                 let state = server
                     .process_new_packets()
                     .context("server process_new_packets")?;
-                let mut ready = state.plaintext_bytes_to_read();
-                ensure(*got + ready <= received.len(), || {
-                    format!(
-                        "server received more than the {} bytes sent",
-                        received.len()
-                    )
-                })?;
-                while ready > 0 {
-                    let n = server
+                if state.plaintext_bytes_to_read() > 0 {
+                    got += server
                         .reader()
-                        .read(&mut received[*got..*got + ready])
+                        .read(&mut received[got..])
                         .context("server read")?;
-                    ensure(n > 0, || "server read returned nothing".into())?;
-                    *got += n;
-                    ready -= n;
                 }
             }
         }
+        *total = got;
         Ok(transfer)
     }
 
@@ -178,6 +182,15 @@ macro_rules! record_doc {
          (`prepare`). The handshake is outside the count because the \
          handshake harnesses measure it; the buffers are allocated outside so \
          the count is the library's.\
+         \n\n**The transport's share:** the harness's own code (this loop and \
+         the pipe's bookkeeping) is about 0.25 % of the region with 16 KiB \
+         writes and 0.8 % with 1 KiB writes. Not in that figure: the pipe \
+         copies every byte twice, in and out, with glibc's `memcpy` (what a \
+         socket would do in the kernel, where Valgrind does not count it): \
+         about 200 K instructions per run with 16 KiB records and 270 K with \
+         1 KiB records, measured apart under the runner's glibc settings. The \
+         s2n-tls and OpenSSL record harnesses also copy every byte into and \
+         out of a pipe.\
          \n\n**Check:** the connection runs TLS 1.3 with the pinned suite and \
          secp256r1, the server received exactly the bytes sent, byte for \
          byte, and nothing is left in the pipes or the client's send queue."
@@ -272,6 +285,7 @@ record_harness!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rustls::transport::flush;
     use ::rustls::CipherSuite;
     use regress_measure::harness::run_natively;
 
