@@ -201,23 +201,20 @@ fn create(path: &Path) -> Result<File> {
     File::create(path).map_err(|source| Error::io("create", path, source))
 }
 
-/// Links the binary into the scratch folder. A hard link pins the file
+/// Puts the binary into the scratch folder. A hard link pins the file
 /// itself: if cargo rebuilds the test binary while a measurement runs (it
 /// replaces the file, it cannot rewrite a running executable), both children
-/// of a subtraction still run the same bytes. Across file systems a symbolic
-/// link is the fallback.
-#[cfg(unix)]
+/// of a subtraction still run the same bytes. Across file systems, a copy.
 fn link_binary(binary: &Path, link: &Path) -> Result<()> {
+    if !binary.is_file() {
+        return Err(Error::Invalid(format!(
+            "the harness binary {} is gone (rebuilt or removed while measuring?); run again",
+            binary.display()
+        )));
+    }
     std::fs::hard_link(binary, link)
-        .or_else(|_| std::os::unix::fs::symlink(binary, link))
+        .or_else(|_| std::fs::copy(binary, link).map(drop))
         .map_err(|source| Error::io("link", link, source))
-}
-
-#[cfg(not(unix))]
-fn link_binary(binary: &Path, link: &Path) -> Result<()> {
-    std::fs::copy(binary, link)
-        .map(drop)
-        .map_err(|source| Error::io("copy", link, source))
 }
 
 /// Waits for `child`, killing it after `timeout`. `Ok(None)` means it was

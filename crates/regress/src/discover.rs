@@ -73,6 +73,20 @@ fn executable_from_messages(messages: &str) -> Option<PathBuf> {
         .find_map(|message| message.executable)
 }
 
+/// Copies the freshly built test binary to a folder of this process's own,
+/// so that a later `cargo build` (by the user, an editor, another run) that
+/// replaces the file cannot pull it from under a suite of measurements.
+pub fn stage(binary: &Path, outputs: &Path) -> Result<PathBuf> {
+    let dir = outputs
+        .join(".scratch")
+        .join(format!("binary.{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| Error::io("create", &dir, source))?;
+    let staged = dir.join(binary.file_name().unwrap_or_else(|| "harness".as_ref()));
+    std::fs::copy(binary, &staged)
+        .map_err(|source| Error::io("copy the test binary to", &staged, source))?;
+    Ok(staged)
+}
+
 /// The harness names in a test binary, as libtest lists them.
 pub fn list(binary: &Path) -> Result<Vec<String>> {
     let output = Command::new(binary)

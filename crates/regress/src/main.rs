@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::{Parser, Subcommand};
 
 use regress::baseline::{self, BaselineFile, Blessed};
@@ -234,7 +234,7 @@ fn runner(workspace: Workspace, valgrind: Option<PathBuf>) -> anyhow::Result<Run
 
 /// Builds the harness tests and picks the harnesses to measure.
 fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(PathBuf, Vec<String>)> {
-    let binary = discover::build(&runner.workspace)?;
+    let binary = discover::stage(&discover::build(&runner.workspace)?, runner.output_dir())?;
     let names = discover::select(discover::list(&binary)?, filters);
     if names.is_empty() {
         bail!("no harness matches {filters:?}; `regress list` shows them all");
@@ -359,12 +359,21 @@ fn noise(
             counts: Vec::new(),
         })
         .collect();
+    let mut failures = 0;
     for ((_, name), result) in jobs.iter().zip(results) {
-        let measurement = result.with_context(|| format!("measuring {name}"))?;
-        if let Some(spread) = spreads.iter_mut().find(|s| &s.harness == *name) {
-            spread.counts.push(measurement.instructions);
+        match result {
+            Ok(measurement) => {
+                if let Some(spread) = spreads.iter_mut().find(|s| &s.harness == *name) {
+                    spread.counts.push(measurement.instructions);
+                }
+            }
+            Err(error) => {
+                failures += 1;
+                eprintln!("error: measuring {name}: {error}");
+            }
         }
     }
+    spreads.retain(|spread| !spread.counts.is_empty());
     eprintln!(
         "{total} measurements in {:.1} s on {workers} workers (Valgrind {}, method {})",
         started.elapsed().as_secs_f64(),
@@ -397,6 +406,12 @@ fn noise(
         ]);
     }
     print!("{}", table.to_text());
+    if failures > 0 {
+        eprintln!(
+            "{failures} of {total} measurements failed; their harnesses have fewer runs above"
+        );
+        return Ok(ExitCode::from(EXIT_ERROR));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -432,7 +432,7 @@ impl Harness for SessionResumption {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rustls::transport::{flush, Pipe};
+    use crate::rustls::transport::{self, flush, Pipe};
     use regress_measure::harness::run_natively;
 
     #[test]
@@ -521,7 +521,7 @@ mod tests {
         let setup = harness.setup().expect("setup");
         let accepting = harness.prepare(&setup).expect("prepare");
         let mut pair = harness.run(&setup, accepting).expect("run");
-        let mut out = Pipe::default();
+        let mut out = Pipe::with_capacity(transport::PIPE_CAPACITY);
         flush(&mut pair.server, &mut out).expect("flush");
         let bytes = out.unread();
         assert!(bytes.len() > 5, "nothing queued");

@@ -94,14 +94,14 @@ use ::rustls::{
 use regress_measure::HarnessError;
 
 pub use self::handshake::{
-    ConfigBuild, HandshakeEcdsaP256, HandshakeRsa4096, HandshakeTls12Rsa4096, MtlsEcdsaP256,
-    MtlsRsa4096, SessionResumption,
+    BuiltConfigs, ConfigBuild, ConfigBuildSetup, HandshakeEcdsaP256, HandshakeRsa4096,
+    HandshakeTls12Rsa4096, MtlsEcdsaP256, MtlsRsa4096, ResumptionSetup, SessionResumption,
 };
 pub use self::record::{
     RecordAes128Gcm16k, RecordAes128Gcm1k, RecordAes256Gcm16k, RecordAes256Gcm1k,
-    RecordChaCha20Poly1305_16k, RecordChaCha20Poly1305_1k, RECORD_BYTES,
+    RecordChaCha20Poly1305_16k, RecordChaCha20Poly1305_1k, RecordSetup, Transfer, RECORD_BYTES,
 };
-pub use self::x509::{X509ParseChain, X509VerifyChain};
+pub use self::x509::{ParseSetup, ParsedChain, VerifySetup, X509ParseChain, X509VerifyChain};
 
 use self::clock::FixedTime;
 use self::transport::{Accepting, Pair};
@@ -159,6 +159,8 @@ impl<T, E: Into<HarnessError>> Context<T> for Result<T, E> {
     }
 }
 
+/// `source` with the note `what`: the out-of-line error path of
+/// [`Context::context`].
 #[cold]
 #[inline(never)]
 fn with_context(what: &'static str, source: HarnessError) -> HarnessError {

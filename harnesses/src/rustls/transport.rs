@@ -19,51 +19,82 @@ use super::Context as _;
 /// progress.
 const MAX_HANDSHAKE_ROUNDS: usize = 16;
 
-/// Room reserved in each direction for handshake flights (the RSA-4096
-/// server flight, chain included, is under 4 KiB) and for one full-size
-/// record (16 KiB + 22 bytes in TLS 1.3), so no pipe ever grows while a run
-/// is counted.
+/// Room in each direction: handshake flights (a few KiB, RSA-4096 chains
+/// included) and full-size records (16 KiB + 22 bytes in TLS 1.3) fit with
+/// plenty to spare. A pipe never grows; a write that does not fit fails.
 pub const PIPE_CAPACITY: usize = 64 * 1024;
 
 /// One direction of the transport.
 ///
-/// A `Vec` plus a read offset: writes append, reads copy from the front, and
-/// once the reader has caught up the vector is cleared so its capacity is
-/// reused from the start.
-#[derive(Debug, Default)]
+/// A fixed buffer with a read and a write position: writes copy in at the
+/// write position, reads copy out from the read position, and once the
+/// reader has caught up both go back to the start. Every read and write is
+/// one `memcpy` and a few instructions of bookkeeping; the buffer never
+/// grows (a write that does not fit fails), so nothing is allocated while a
+/// run is counted.
+#[derive(Debug)]
 pub struct Pipe {
-    data: Vec<u8>,
-    read: usize,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
 }
 
 impl Pipe {
-    /// A pipe that can hold `capacity` unread bytes without reallocating.
+    /// A pipe that can hold `capacity` unread bytes.
     pub fn with_capacity(capacity: usize) -> Pipe {
         Pipe {
-            data: Vec::with_capacity(capacity),
-            read: 0,
+            buf: vec![0; capacity].into_boxed_slice(),
+            start: 0,
+            end: 0,
         }
     }
 
     /// Bytes written and not yet read.
     pub fn len(&self) -> usize {
-        self.data.len() - self.read
+        self.end - self.start
     }
 
     /// Whether every written byte has been read.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.start == self.end
     }
 
     /// The unread bytes.
     pub fn unread(&self) -> &[u8] {
-        &self.data[self.read..]
+        &self.buf[self.start..self.end]
     }
 }
 
+impl Pipe {
+    /// Writes every slice in turn; the general case of `write_vectored`.
+    #[inline(never)]
+    fn write_each(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let mut written = 0;
+        for buf in bufs {
+            written += io::Write::write(self, buf)?;
+        }
+        Ok(written)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn pipe_full(capacity: usize) -> io::Error {
+    io::Error::other(format!("in-memory pipe full ({capacity} bytes)"))
+}
+
 impl io::Write for Pipe {
+    #[inline(always)]
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.data.extend_from_slice(bytes);
+        // Bookkeeping before the copy, so that little has to survive the
+        // `memcpy` call (this runs once per record in the record paths).
+        let start = self.end;
+        let end = start + bytes.len();
+        if end > self.buf.len() {
+            return Err(pipe_full(self.buf.len()));
+        }
+        self.end = end;
+        self.buf[start..end].copy_from_slice(bytes);
         Ok(bytes.len())
     }
 
@@ -71,12 +102,12 @@ impl io::Write for Pipe {
     /// of them at once (the default takes only the first) keeps the number
     /// of `write_tls` calls, and so the harness's overhead, minimal.
     fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        let mut written = 0;
-        for buf in bufs {
-            self.data.extend_from_slice(buf);
-            written += buf.len();
+        // One record queued: the usual case, kept free of the loop (which
+        // would make every call save and restore more registers).
+        if let [buf] = bufs {
+            return self.write(buf);
         }
-        Ok(written)
+        self.write_each(bufs)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -89,17 +120,21 @@ impl io::Read for Pipe {
     /// "would block", never `Ok(0)`: rustls takes `Ok(0)` for the peer
     /// closing the connection.
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let unread = &self.data[self.read..];
-        if unread.is_empty() {
+        let start = self.start;
+        let available = self.end - start;
+        if available == 0 {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        let n = unread.len().min(out.len());
-        out[..n].copy_from_slice(&unread[..n]);
-        self.read += n;
-        if self.read == self.data.len() {
-            self.data.clear();
-            self.read = 0;
+        let n = available.min(out.len());
+        if n == available {
+            // Drained: the next write starts again at the front. (The bytes
+            // stay where they are until then; they are copied just below.)
+            self.start = 0;
+            self.end = 0;
+        } else {
+            self.start = start + n;
         }
+        out[..n].copy_from_slice(&self.buf[start..start + n]);
         Ok(n)
     }
 }
@@ -238,7 +273,7 @@ mod tests {
 
     #[test]
     fn pipe_reads_what_was_written_in_order() {
-        let mut pipe = Pipe::with_capacity(8);
+        let mut pipe = Pipe::with_capacity(16);
         pipe.write_all(b"hello").expect("write");
         let written = pipe
             .write_vectored(&[io::IoSlice::new(b" wo"), io::IoSlice::new(b"rld")])
@@ -257,20 +292,28 @@ mod tests {
 
     #[test]
     fn empty_pipe_would_block_instead_of_signalling_eof() {
-        let mut pipe = Pipe::default();
+        let mut pipe = Pipe::with_capacity(8);
         let error = pipe.read(&mut [0u8; 4]).expect_err("empty pipe");
         assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
     }
 
     #[test]
-    fn drained_pipe_reuses_its_capacity() {
+    fn full_pipe_refuses_to_grow() {
+        let mut pipe = Pipe::with_capacity(8);
+        pipe.write_all(b"12345").expect("fits");
+        let error = pipe.write(b"6789").expect_err("does not fit");
+        assert!(error.to_string().contains("full"), "{error}");
+        assert_eq!(pipe.unread(), b"12345", "a failed write writes nothing");
+    }
+
+    #[test]
+    fn drained_pipe_starts_again_at_the_front() {
         let mut pipe = Pipe::with_capacity(16);
-        let capacity = pipe.data.capacity();
         for _ in 0..100 {
             pipe.write_all(&[7; 16]).expect("write");
             let mut out = [0u8; 16];
             assert_eq!(pipe.read(&mut out).expect("read"), 16);
+            assert_eq!((pipe.start, pipe.end), (0, 0));
         }
-        assert_eq!(pipe.data.capacity(), capacity);
     }
 }
