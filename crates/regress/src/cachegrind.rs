@@ -8,6 +8,7 @@
 //!   `SSL_CERT_FILE` alone made s2n-tls load system certificates);
 //! - `OPENSSL_ia32cap` hides RDRAND, which Valgrind passes through to the
 //!   real CPU, from aws-lc and OpenSSL;
+//! - address-space randomization is off for the child (`setarch -R`);
 //! - `GLIBC_TUNABLES` keeps `memcpy` off `rep movsb`, which Valgrind counts
 //!   per byte (see [`GLIBC_TUNABLES`]);
 //! - the binary is started as `./harness` from a scratch folder through a
@@ -154,6 +155,7 @@ impl ChildSpec<'_> {
             .stdout(create(&stdout_path)?)
             .stderr(create(&stderr_path)?);
 
+        without_address_randomization(&mut command);
         let mut child = command.spawn().map_err(|source| Error::Spawn {
             program: self.valgrind.program.clone(),
             source,
@@ -196,6 +198,32 @@ impl ChildSpec<'_> {
         Ok(ChildOutcome { profile, report })
     }
 }
+
+/// Starts the child with address-space randomization off, as `setarch -R`
+/// does. Before `main`, Rust's stack-guard set-up has glibc read
+/// `/proc/self/maps`, whose text (and so the instructions that scan it)
+/// depends on where things were mapped: a few instructions of noise in the
+/// whole-process counts that the subtraction method compares.
+#[cfg(target_os = "linux")]
+fn without_address_randomization(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: personality(2) is a plain system call, safe to make between
+    // fork and exec; it touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            let current = libc::personality(0xffff_ffff);
+            if current != -1 {
+                libc::personality(
+                    (current as libc::c_ulong) | libc::ADDR_NO_RANDOMIZE as libc::c_ulong,
+                );
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn without_address_randomization(_command: &mut Command) {}
 
 fn create(path: &Path) -> Result<File> {
     File::create(path).map_err(|source| Error::io("create", path, source))

@@ -31,11 +31,12 @@ impl Spread {
         self.spread() as f64 / self.min() as f64 * 100.0
     }
 
-    /// A threshold this harness can live with: the default, unless the
+    /// A threshold this harness can live with: the default for its size
+    /// ([`Threshold::for_count`]), unless the
     /// measured spread is so large that the default would flag noise, in
     /// which case four times the spread, so that noise alone never fails.
     pub fn recommended_threshold(&self) -> Threshold {
-        let default = Threshold::default();
+        let default = Threshold::for_count(self.min());
         let noisy = self.spread().saturating_mul(4);
         if noisy <= default.allowance(self.min()) {
             return default;
