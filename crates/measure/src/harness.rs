@@ -30,6 +30,14 @@ pub trait Harness {
         None
     }
 
+    /// Calls of the measured API one run makes. A path too small to count
+    /// alone (one AEAD call of 16 bytes is ~900 instructions, of which the
+    /// harness's own glue around a single call would be several percent)
+    /// repeats the call; the reports divide by this to give the cost of one.
+    fn operations_per_run(&self) -> u64 {
+        1
+    }
+
     /// Versions of libraries the harness loads at run time that `Cargo.lock`
     /// cannot know, such as the system OpenSSL an `openssl` crate links.
     /// They become part of the count's fingerprint.

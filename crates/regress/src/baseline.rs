@@ -119,6 +119,19 @@ pub struct BaselineEntry {
     pub instructions: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_run: Option<u64>,
+    /// Calls of the measured API the counted run made. A count is only
+    /// comparable with one of the same number of calls; written only when
+    /// it is not 1.
+    #[serde(default = "one_operation", skip_serializing_if = "is_one_operation")]
+    pub operations_per_run: u64,
+}
+
+fn one_operation() -> u64 {
+    1
+}
+
+fn is_one_operation(operations: &u64) -> bool {
+    *operations == 1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -234,6 +247,7 @@ pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineE
         fingerprint: measurement.fingerprint.clone(),
         instructions: measurement.instructions,
         bytes_per_run: measurement.bytes_per_run,
+        operations_per_run: measurement.operations_per_run,
     };
     let (file, outcome) = match BaselineFile::load(dir, &measurement.harness) {
         Err(BaselineError::Missing { .. }) => (
@@ -329,6 +343,7 @@ mod tests {
             harness: HARNESS.into(),
             instructions,
             bytes_per_run: None,
+            operations_per_run: 1,
             fingerprint: fingerprint(valgrind),
             annotated: PathBuf::from("perf_outputs/a.txt"),
             profile: PathBuf::from("perf_outputs/a.out"),
@@ -474,6 +489,7 @@ mod tests {
             fingerprint: fingerprint("3.19.0"),
             instructions: 1,
             bytes_per_run: None,
+            operations_per_run: 1,
         };
         let file = BaselineFile {
             schema: BASELINE_SCHEMA,

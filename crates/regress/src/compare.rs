@@ -41,6 +41,12 @@ pub struct Cell {
     pub instructions: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions_per_byte: Option<f64>,
+    /// Calls of the measured API one run makes, when more than one (the
+    /// AEAD paths), and the count divided by them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operations_per_run: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions_per_operation: Option<f64>,
     /// Ratio to s2n-tls on the same path, when s2n-tls has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio_to_s2n_tls: Option<f64>,
@@ -48,6 +54,25 @@ pub struct Cell {
     /// buffers), from the region profile; `None` when it cannot be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harness_share_percent: Option<f64>,
+}
+
+impl Cell {
+    /// The count, then per call and per byte where they apply:
+    /// `913,498 (892/op, 55.76/B)`.
+    fn describe(&self) -> String {
+        let mut per = Vec::new();
+        if let Some(per_operation) = self.instructions_per_operation {
+            per.push(format!("{per_operation:.0}/op"));
+        }
+        if let Some(per_byte) = self.instructions_per_byte {
+            per.push(format!("{per_byte:.2}/B"));
+        }
+        if per.is_empty() {
+            count(self.instructions)
+        } else {
+            format!("{} ({})", count(self.instructions), per.join(", "))
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -103,6 +128,9 @@ impl Comparison {
                 Cell {
                     instructions: record.instructions,
                     instructions_per_byte: record.instructions_per_byte(),
+                    operations_per_run: (record.operations_per_run > 1)
+                        .then_some(record.operations_per_run),
+                    instructions_per_operation: record.instructions_per_operation(),
                     ratio_to_s2n_tls: None,
                     harness_share_percent,
                 },
@@ -170,13 +198,11 @@ impl Comparison {
         for row in &self.paths {
             let mut cells = vec![row.path.clone()];
             for (name, _) in &libraries {
-                cells.push(row.libraries.get(*name).map_or_else(
-                    || "n/a".into(),
-                    |cell| match cell.instructions_per_byte {
-                        Some(per_byte) => format!("{} ({per_byte:.2}/B)", count(cell.instructions)),
-                        None => count(cell.instructions),
-                    },
-                ));
+                cells.push(
+                    row.libraries
+                        .get(*name)
+                        .map_or_else(|| "n/a".into(), Cell::describe),
+                );
             }
             for (name, _) in &libraries {
                 if *name != REFERENCE {
@@ -270,29 +296,7 @@ pub fn write(path: &Path, text: &str) -> crate::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::Fingerprint;
-    use crate::measurement::MEASUREMENT_SCHEMA;
-    use crate::valgrind::Method;
-    use std::path::PathBuf;
-
-    fn record(harness: &str, instructions: u64, bytes: Option<u64>) -> Measurement {
-        Measurement {
-            schema: MEASUREMENT_SCHEMA,
-            harness: harness.into(),
-            instructions,
-            bytes_per_run: bytes,
-            fingerprint: Fingerprint {
-                valgrind: "3.19.0".into(),
-                method: Method::Subtraction,
-                rustc: "rustc".into(),
-                target: "t".into(),
-                cpu_features: vec![],
-                libraries: Default::default(),
-            },
-            annotated: PathBuf::new(),
-            profile: PathBuf::new(),
-        }
-    }
+    use crate::measurement::example as record;
 
     #[test]
     fn lines_up_paths_and_computes_ratios() {
@@ -359,5 +363,28 @@ mod tests {
             json["paths"][0]["libraries"]["openssl"]["instructions"],
             1_100
         );
+    }
+
+    /// A path that repeats a small call reports the cost of one call beside
+    /// the count and the cost per byte, in every format.
+    #[test]
+    fn repeated_calls_are_reported_per_operation() {
+        let mut seal = record("aws_lc_rs::aead_aes128gcm_seal_16", 913_408, Some(16_384));
+        seal.operations_per_run = 1_024;
+        let comparison = Comparison::new(&[seal], None);
+        let cell = &comparison.paths[0].libraries["aws_lc_rs"];
+        assert_eq!(cell.instructions_per_operation, Some(892.0));
+        assert_eq!(cell.operations_per_run, Some(1_024));
+        let markdown = comparison.to_markdown();
+        assert!(markdown.contains("913,408 (892/op, 55.75/B)"), "{markdown}");
+        let json: serde_json::Value = serde_json::from_str(&comparison.to_json()).expect("json");
+        let cell = &json["paths"][0]["libraries"]["aws_lc_rs"];
+        assert_eq!(cell["instructions_per_operation"], 892.0);
+
+        // One call per run: no per-operation figure at all.
+        let plain = Comparison::new(&[record("s2n_tls::handshake_rsa4096", 10, None)], None);
+        let cell = &plain.paths[0].libraries["s2n_tls"];
+        assert_eq!(cell.instructions_per_operation, None);
+        assert!(!plain.to_json().contains("per_operation"));
     }
 }

@@ -46,8 +46,10 @@ pub fn build(workspace: &Workspace) -> Result<PathBuf> {
     })
 }
 
-/// Picks the test executable out of cargo's JSON messages.
-fn executable_from_messages(messages: &str) -> Option<PathBuf> {
+/// Picks the harness test executable out of cargo's JSON messages (of
+/// `cargo test --no-run --message-format json`); shared with `regress diff`,
+/// which builds the same test in another work tree.
+pub(crate) fn executable_from_messages(messages: &str) -> Option<PathBuf> {
     #[derive(serde::Deserialize)]
     struct Message {
         reason: String,
@@ -149,6 +151,7 @@ mod tests {
     #[test]
     fn finds_the_test_executable_in_cargo_messages() {
         let messages = r#"{"reason":"compiler-artifact","target":{"name":"harnesses","kind":["lib"]},"executable":null}
+{"reason":"compiler-artifact","target":{"name":"pipeline","kind":["test"]},"executable":"/t/pipeline-1"}
 {"reason":"compiler-artifact","target":{"name":"perf","kind":["test"]},"executable":"/t/perf-abc"}
 {"reason":"build-finished","success":true}"#;
         assert_eq!(

@@ -107,6 +107,19 @@ pub fn evaluate(
             ),
         });
     };
+    if entry.operations_per_run != measurement.operations_per_run {
+        return Ok(Verdict::Unmatched {
+            reason: format!(
+                "the baseline of {} counts {} calls per run, this measurement {}: the harness \
+                 changed what one run does, so the counts cannot be compared.\n  \
+                 Record a new baseline with `cargo run -p regress -- bless --harness {}`.",
+                measurement.harness,
+                entry.operations_per_run,
+                measurement.operations_per_run,
+                measurement.harness
+            ),
+        });
+    }
     let baseline = entry.instructions;
     let instructions = measurement.instructions;
     let allowance = file.threshold.allowance(baseline);
@@ -224,6 +237,7 @@ mod tests {
             harness: "s2n_tls::handshake_rsa4096".into(),
             instructions,
             bytes_per_run: None,
+            operations_per_run: 1,
             fingerprint: fingerprint("3.19.0"),
             annotated: PathBuf::from("perf_outputs/s2n_tls.handshake_rsa4096.annotated.txt"),
             profile: PathBuf::from("perf_outputs/s2n_tls.handshake_rsa4096.cachegrind.out"),
@@ -239,6 +253,7 @@ mod tests {
                 fingerprint: fingerprint("3.19.0"),
                 instructions,
                 bytes_per_run: None,
+                operations_per_run: 1,
             }],
         }
     }
@@ -338,5 +353,26 @@ mod tests {
             reason: "bad".into(),
         };
         assert!(evaluate(&measurement(1), Err(corrupt)).is_err());
+    }
+
+    /// A baseline counted with another number of calls per run is not a
+    /// baseline for this measurement, however close the counts.
+    #[test]
+    fn another_number_of_operations_per_run_is_unmatched() {
+        let mut repeated = measurement(77_000_000);
+        repeated.operations_per_run = 1_024;
+        let verdict = evaluate(&repeated, Ok(file(77_000_000))).expect("verdict");
+        let Verdict::Unmatched { reason } = &verdict else {
+            panic!("expected unmatched, got {verdict:?}");
+        };
+        assert!(
+            reason.contains("counts 1 calls per run, this measurement 1024"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("bless --harness s2n_tls::handshake_rsa4096"),
+            "{reason}"
+        );
+        assert!(verdict.fails(UnmatchedPolicy::Fail));
     }
 }

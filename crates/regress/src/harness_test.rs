@@ -106,7 +106,16 @@ pub fn run<H: Harness + Sync>(name: &str, harness: &H) {
         .instructions_per_byte()
         .map(|per_byte| format!(" ({per_byte:.3} instructions per byte)"))
         .unwrap_or_default();
-    notice(&format!("{message}{per_byte}"));
+    let per_operation = measurement
+        .instructions_per_operation()
+        .map(|per_operation| {
+            format!(
+                " ({per_operation:.1} per operation, {} operations per run)",
+                measurement.operations_per_run
+            )
+        })
+        .unwrap_or_default();
+    notice(&format!("{message}{per_byte}{per_operation}"));
 }
 
 /// Declares one `#[test]` per harness, named `<library>::<path>` after the

@@ -12,6 +12,10 @@ use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::workspace::{file_stem, Workspace};
 
+fn one_operation() -> u64 {
+    1
+}
+
 /// Bumped whenever the record's meaning changes.
 pub const MEASUREMENT_SCHEMA: u32 = 1;
 
@@ -25,6 +29,10 @@ pub struct Measurement {
     pub instructions: u64,
     /// Application bytes one run moves, for throughput paths.
     pub bytes_per_run: Option<u64>,
+    /// Calls of the measured API one run makes (1 for most paths; the AEAD
+    /// paths repeat a small call, see `Harness::operations_per_run`).
+    #[serde(default = "one_operation")]
+    pub operations_per_run: u64,
     /// What the count depends on.
     pub fingerprint: Fingerprint,
     /// The annotated profile of the region, relative to the workspace root.
@@ -39,6 +47,13 @@ impl Measurement {
         self.bytes_per_run
             .filter(|bytes| *bytes > 0)
             .map(|bytes| self.instructions as f64 / bytes as f64)
+    }
+
+    /// Instructions per call of the measured API, for paths that make more
+    /// than one call per run.
+    pub fn instructions_per_operation(&self) -> Option<f64> {
+        (self.operations_per_run > 1)
+            .then(|| self.instructions as f64 / self.operations_per_run as f64)
     }
 
     /// Where the record of `harness` lives.
@@ -85,5 +100,54 @@ impl Measurement {
         }
         records.sort_by(|a, b| a.harness.cmp(&b.harness));
         Ok(records)
+    }
+}
+
+/// A record for tests of the code that reads records: `harness` counted
+/// `instructions`, moving `bytes` per run, under a fixed fingerprint.
+#[cfg(test)]
+pub(crate) fn example(harness: &str, instructions: u64, bytes: Option<u64>) -> Measurement {
+    use crate::valgrind::Method;
+    Measurement {
+        schema: MEASUREMENT_SCHEMA,
+        harness: harness.into(),
+        instructions,
+        bytes_per_run: bytes,
+        operations_per_run: 1,
+        fingerprint: Fingerprint {
+            valgrind: "3.19.0".into(),
+            method: Method::Subtraction,
+            rustc: "rustc".into(),
+            target: "t".into(),
+            cpu_features: vec![],
+            libraries: Default::default(),
+        },
+        annotated: PathBuf::new(),
+        profile: PathBuf::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records written before `operations_per_run` existed read as one
+    /// operation per run, and a record round-trips through JSON.
+    #[test]
+    fn operations_per_run_defaults_to_one() {
+        let record = example("s2n_tls::handshake_rsa4096", 77, None);
+        let mut json: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string(&record).expect("serialize"))
+                .expect("json");
+        json.as_object_mut()
+            .expect("object")
+            .remove("operations_per_run");
+        let old: Measurement = serde_json::from_value(json).expect("an older record");
+        assert_eq!(old, record);
+        assert_eq!(old.instructions_per_operation(), None);
+
+        let mut repeated = example("aws_lc_rs::aead", 900, Some(16));
+        repeated.operations_per_run = 3;
+        assert_eq!(repeated.instructions_per_operation(), Some(300.0));
     }
 }

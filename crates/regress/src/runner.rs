@@ -176,6 +176,7 @@ impl Runner {
             harness: harness.to_owned(),
             instructions: instructions as u64,
             bytes_per_run: last.report.bytes_per_run,
+            operations_per_run: last.report.operations_per_run,
             fingerprint,
             annotated: relative(&self.workspace, &annotated_path),
             profile: relative(&self.workspace, &profile_path),
@@ -264,6 +265,12 @@ fn header(measurement: &Measurement) -> String {
     if let Some(per_byte) = measurement.instructions_per_byte() {
         lines.push(format!("instructions per byte {per_byte:.3}"));
     }
+    if let Some(per_operation) = measurement.instructions_per_operation() {
+        lines.push(format!(
+            "instructions per operation {per_operation:.1} ({} operations per run)",
+            measurement.operations_per_run
+        ));
+    }
     let mut out = String::new();
     for line in lines {
         out.push_str(HEADER_PREFIX);
@@ -301,5 +308,23 @@ mod tests {
         assert_eq!(strip_header(text), "----\nbody\n");
         assert_eq!(strip_header("----\nbody\n"), "----\nbody\n");
         assert_eq!(strip_header("\n\nbody"), "\n\nbody");
+    }
+
+    #[test]
+    fn header_gives_per_byte_and_per_operation_figures_where_they_apply() {
+        let mut measurement = crate::measurement::example("aws_lc_rs::a", 1_000, Some(64));
+        measurement.operations_per_run = 4;
+        let text = header(&measurement);
+        assert!(
+            text.contains("regress: instructions per byte 15.625\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("regress: instructions per operation 250.0 (4 operations per run)\n"),
+            "{text}"
+        );
+        let single = header(&crate::measurement::example("s2n_tls::b", 1_000, None));
+        assert!(!single.contains("per operation"), "{single}");
+        assert!(!single.contains("per byte"), "{single}");
     }
 }

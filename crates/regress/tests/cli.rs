@@ -38,6 +38,7 @@ fn write_record(root: &Path, harness: &str, instructions: u64) {
         harness: harness.to_owned(),
         instructions,
         bytes_per_run: None,
+        operations_per_run: 1,
         fingerprint: Fingerprint {
             valgrind: "3.19.0".into(),
             method: Method::Subtraction,

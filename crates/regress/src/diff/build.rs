@@ -36,7 +36,7 @@ use serde::Deserialize;
 
 use super::error::DiffError;
 use super::Side;
-use crate::discover::{HARNESS_PACKAGE, HARNESS_TEST};
+use crate::discover::{executable_from_messages, HARNESS_PACKAGE, HARNESS_TEST};
 
 /// rustc's default number of codegen units for an incremental build, which
 /// is what cargo's dev and test profiles do for workspace crates.
@@ -200,12 +200,13 @@ pub fn build_harness_tests(spec: &BuildSpec<'_>) -> Result<PathBuf, DiffError> {
             status: output.status.to_string(),
         });
     }
-    let built = test_executable(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| {
-        DiffError::NoTestBinary {
-            side: spec.side,
-            commit: spec.commit.to_owned(),
-        }
-    })?;
+    let built =
+        executable_from_messages(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| {
+            DiffError::NoTestBinary {
+                side: spec.side,
+                commit: spec.commit.to_owned(),
+            }
+        })?;
     check_fresh(spec, &built)?;
     if let Some(parent) = spec.copy_to.parent() {
         std::fs::create_dir_all(parent)
@@ -240,49 +241,9 @@ fn check_fresh(spec: &BuildSpec<'_>, built: &Path) -> Result<(), DiffError> {
     Ok(())
 }
 
-/// The harness test executable among cargo's JSON messages.
-fn test_executable(messages: &str) -> Option<PathBuf> {
-    #[derive(Deserialize)]
-    struct Message {
-        reason: String,
-        #[serde(default)]
-        target: Option<Target>,
-        #[serde(default)]
-        executable: Option<PathBuf>,
-    }
-    #[derive(Deserialize)]
-    struct Target {
-        name: String,
-        kind: Vec<String>,
-    }
-    messages
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Message>(line).ok())
-        .filter(|message| message.reason == "compiler-artifact")
-        .filter(|message| {
-            message.target.as_ref().is_some_and(|target| {
-                target.name == HARNESS_TEST && target.kind.iter().any(|kind| kind == "test")
-            })
-        })
-        .find_map(|message| message.executable)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn finds_the_perf_test_executable() {
-        let messages = r#"{"reason":"compiler-artifact","target":{"name":"harnesses","kind":["lib"]},"executable":null}
-{"reason":"compiler-artifact","target":{"name":"pipeline","kind":["test"]},"executable":"/t/pipeline-1"}
-{"reason":"compiler-artifact","target":{"name":"perf","kind":["test"]},"executable":"/t/perf-abc"}
-{"reason":"build-finished","success":true}"#;
-        assert_eq!(
-            test_executable(messages),
-            Some(PathBuf::from("/t/perf-abc"))
-        );
-        assert_eq!(test_executable("not json\n{}"), None);
-    }
 
     #[test]
     fn profile_settings_that_rule_out_renaming() {

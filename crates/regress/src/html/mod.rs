@@ -302,28 +302,7 @@ pub fn write(dir: &Path, comparison: &Comparison, scalings: &[Scaling]) -> crate
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::Fingerprint;
-    use crate::measurement::{Measurement, MEASUREMENT_SCHEMA};
-    use crate::valgrind::Method;
-
-    fn record(harness: &str, instructions: u64, bytes: Option<u64>) -> Measurement {
-        Measurement {
-            schema: MEASUREMENT_SCHEMA,
-            harness: harness.into(),
-            instructions,
-            bytes_per_run: bytes,
-            fingerprint: Fingerprint {
-                valgrind: "3.19.0".into(),
-                method: Method::Subtraction,
-                rustc: "rustc".into(),
-                target: "t".into(),
-                cpu_features: vec![],
-                libraries: Default::default(),
-            },
-            annotated: PathBuf::new(),
-            profile: PathBuf::new(),
-        }
-    }
+    use crate::measurement::example as record;
 
     #[test]
     fn page_has_charts_tables_and_no_external_resources() {
