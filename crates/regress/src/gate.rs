@@ -110,12 +110,12 @@ pub fn evaluate(
     if entry.operations_per_run != measurement.operations_per_run {
         return Ok(Verdict::Unmatched {
             reason: format!(
-                "the baseline of {} counts {} calls per run, this measurement {}: the harness \
-                 changed what one run does, so the counts cannot be compared.\n  \
+                "the baseline of {} was counted over {}, this measurement over {}: the \
+                 harness changed what one run does, so the counts cannot be compared.\n  \
                  Record a new baseline with `cargo run -p regress -- bless --harness {}`.",
                 measurement.harness,
-                entry.operations_per_run,
-                measurement.operations_per_run,
+                calls(entry.operations_per_run),
+                calls(measurement.operations_per_run),
                 measurement.harness
             ),
         });
@@ -146,6 +146,14 @@ pub fn evaluate(
             allowance,
         }
     })
+}
+
+/// `1 call per run`, `16 calls per run`.
+fn calls(operations: u64) -> String {
+    match operations {
+        1 => "1 call per run".to_owned(),
+        n => format!("{n} calls per run"),
+    }
 }
 
 /// A verdict with the context a reader needs: which harness, and where its
@@ -366,7 +374,8 @@ mod tests {
             panic!("expected unmatched, got {verdict:?}");
         };
         assert!(
-            reason.contains("counts 1 calls per run, this measurement 1024"),
+            reason
+                .contains("counted over 1 call per run, this measurement over 1024 calls per run"),
             "{reason}"
         );
         assert!(
