@@ -4,10 +4,10 @@
 #   - subtraction, with the system Valgrind (< 3.22: whole-process counts of
 #     3 runs minus 2 runs);
 #   - markers, with Valgrind 3.22+ (Cachegrind start/stop requests).
-# Fails when a harness differs by more than 0.01 % and by more than 20
-# instructions: the markers method counts a constant 11-14 instructions of
-# client-request overhead that subtraction does not, which is 1 % of a
-# 1,000-instruction AEAD seal and nothing anywhere else.
+# Fails when a harness differs by more than 20 instructions, whatever its
+# size: both methods count the same (third) run of the same process, so they
+# may differ only by the few instructions around the region that one counts
+# and the other does not (measured: 0-7 on every path).
 #
 # Usage: scripts/compare-methods.sh [PATH-TO-VALGRIND-3.22+]
 # Without an argument it uses .tools/valgrind-trixie (fetching it if needed).
@@ -45,6 +45,7 @@ import json, pathlib, sys
 
 a_dir, b_dir = map(pathlib.Path, sys.argv[1:3])
 worst = 0.0
+largest = 0
 failing = []
 rows = []
 for a_path in sorted(a_dir.glob("*.json")):
@@ -55,7 +56,8 @@ for a_path in sorted(a_dir.glob("*.json")):
     diff = b["instructions"] - a["instructions"]
     percent = abs(diff) / a["instructions"] * 100
     worst = max(worst, percent)
-    if percent > 0.01 and abs(diff) > 20:
+    largest = max(largest, abs(diff))
+    if abs(diff) > 20:
         failing.append(a["harness"])
     rows.append((a["harness"], a["instructions"], b["instructions"], diff, percent))
 fa, fb = (json.loads(next(d.glob("*.json")).read_text())["fingerprint"] for d in (a_dir, b_dir))
@@ -63,8 +65,8 @@ print(f"| harness | {fa['method']} (Valgrind {fa['valgrind']}) | {fb['method']} 
 print("|---|---:|---:|---:|---:|")
 for name, x, y, d, p in rows:
     print(f"| {name} | {x:,} | {y:,} | {d:+,} | {p:.5f} |")
-print(f"\nlargest difference: {worst:.5f} %")
+print(f"\nlargest difference: {largest:,} instructions; largest relative: {worst:.5f} %")
 if failing:
-    print("over 0.01 % and 20 instructions: " + ", ".join(failing))
+    print("over 20 instructions: " + ", ".join(failing))
 sys.exit(1 if failing else 0)
 PY
