@@ -84,8 +84,8 @@ impl Threshold {
     /// The threshold a new baseline of `instructions` gets: the default,
     /// with the absolute floor lowered to 1 % of the count (but at least 10
     /// instructions) for paths so small that 1,000 instructions would be
-    /// most of them: a 947-instruction AEAD seal must not be allowed to
-    /// double unnoticed.
+    /// most of them: a 7,715-instruction X.509 parse must not be allowed
+    /// to grow by 13 % unnoticed.
     pub fn for_count(instructions: u64) -> Threshold {
         let default = Threshold::default();
         Threshold {
