@@ -58,11 +58,11 @@ pub struct Cell {
 
 impl Cell {
     /// The count, then per call and per byte where they apply:
-    /// `913,498 (892/op, 55.76/B)`.
+    /// `913,498 (892/op, 55.76/B)`, `38,796 (19,398/op, 2.37/B)`.
     fn describe(&self) -> String {
         let mut per = Vec::new();
         if let Some(per_operation) = self.instructions_per_operation {
-            per.push(format!("{per_operation:.0}/op"));
+            per.push(format!("{}/op", count(per_operation.round() as u64)));
         }
         if let Some(per_byte) = self.instructions_per_byte {
             per.push(format!("{per_byte:.2}/B"));
