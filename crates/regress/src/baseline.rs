@@ -122,12 +122,11 @@ pub struct BaselineEntry {
     /// Calls of the measured API the counted run made. A count is only
     /// comparable with one of the same number of calls; written only when
     /// it is not 1.
-    #[serde(default = "one_operation", skip_serializing_if = "is_one_operation")]
+    #[serde(
+        default = "crate::measurement::one_operation",
+        skip_serializing_if = "is_one_operation"
+    )]
     pub operations_per_run: u64,
-}
-
-fn one_operation() -> u64 {
-    1
 }
 
 fn is_one_operation(operations: &u64) -> bool {

@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprint;
 use crate::workspace::{file_stem, Workspace};
 
-fn one_operation() -> u64 {
+/// What a record or baseline entry written before `operations_per_run`
+/// existed means: one call per run.
+pub(crate) fn one_operation() -> u64 {
     1
 }
 
