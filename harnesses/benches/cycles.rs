@@ -16,7 +16,7 @@ pub fn available() -> bool {
     cfg!(target_arch = "x86_64")
 }
 
-fn now() -> u64 {
+pub fn now() -> u64 {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: RDTSC has no preconditions on x86_64.
     unsafe {

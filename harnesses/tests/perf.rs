@@ -3,7 +3,28 @@
 //! `cargo test` runs each path natively and checks it works.
 //! `ENABLE_VALGRIND=true cargo test` also measures each one under Valgrind
 //! Cachegrind and gates its count against `baselines/<library>.<path>.json`.
-//! The list itself is `harnesses::for_each_harness!` (harnesses/src/registry.rs);
-//! the `regress` binary measures exactly the tests of this file.
+//!
+//! The measured process is not this test binary but the `harnesses`
+//! program (`src/main.rs`), which cargo builds beside it: this binary links
+//! the runner, the measured one does not. The list of tests is
+//! `harnesses::registry::all()`, so `cargo test s2n_tls::` and `--exact`
+//! filter as usual.
 
-harnesses::for_each_harness!(regress::harness_tests);
+use std::path::Path;
+use std::process::ExitCode;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+fn main() -> ExitCode {
+    let arguments = Arguments::from_args();
+    let program = Path::new(env!("CARGO_BIN_EXE_harnesses"));
+    let trials = harnesses::registry::all()
+        .into_iter()
+        .map(|entry| {
+            Trial::test(entry.name.clone(), move || {
+                regress::harness_test::run(&entry, program).map_err(Failed::from)
+            })
+        })
+        .collect();
+    libtest_mimic::run(&arguments, trials).exit_code()
+}

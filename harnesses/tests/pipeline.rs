@@ -7,29 +7,79 @@
 //! `REGRESS_REQUIRE_VALGRIND=1` (CI sets it) makes that a failure.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use harnesses::calibration::{Spin, INSTRUCTIONS_PER_ITERATION};
+use libtest_mimic::{Arguments, Trial};
 use regress::harness_test::notice;
 use regress::valgrind::Valgrind;
 use regress::workspace::Workspace;
 use regress::{Error, Runner};
-use regress_measure::child::{self, ChildRequest};
+use regress_measure::program::{self, Entry};
 use regress_measure::region::running_on_valgrind;
 use regress_measure::{Harness, HarnessError};
 
-/// Runs a fixture harness when this process is a measured child; natively
-/// the fixtures are ignored tests and never run.
-fn as_child<H: Harness>(name: &str, harness: &H) {
-    if let Some(request) = ChildRequest::from_env().expect("valid child request") {
-        if let Err(error) = child::run(name, harness, &request) {
-            panic!("{name} failed while being measured: {error}");
-        }
-        // As `regress::harness_test::run` does: leave before libtest's
-        // summary and exit handlers, which would add instructions that
-        // differ between the children of a subtraction.
-        regress::harness_test::exit_immediately();
-    }
+/// The fixture harnesses this binary hosts as a measured program. Natively
+/// they never run: `main` only serves them to the runner.
+fn fixtures() -> Vec<Entry> {
+    vec![
+        Entry::new(
+            "fixture::spin_1m",
+            Spin {
+                iterations: 1_000_000,
+            },
+        ),
+        Entry::new(
+            "fixture::spin_2m",
+            Spin {
+                iterations: 2_000_000,
+            },
+        ),
+        Entry::new("fixture::panics", Panics),
+        Entry::new("fixture::hangs", Hangs),
+    ]
+}
+
+fn main() -> ExitCode {
+    // Measured child first: the runner re-executes this binary.
+    program::serve(&fixtures());
+    let tests: [(&str, fn()); 6] = [
+        (
+            "calibration_counts_exactly_three_instructions_per_iteration",
+            calibration_counts_exactly_three_instructions_per_iteration,
+        ),
+        (
+            "a_harness_that_panics_under_valgrind_shows_its_stderr",
+            a_harness_that_panics_under_valgrind_shows_its_stderr,
+        ),
+        (
+            "a_harness_that_hangs_is_killed_after_the_timeout",
+            a_harness_that_hangs_is_killed_after_the_timeout,
+        ),
+        (
+            "a_name_the_program_does_not_host_is_reported_not_measured",
+            a_name_the_program_does_not_host_is_reported_not_measured,
+        ),
+        (
+            "an_unwritable_output_folder_is_a_clear_error",
+            an_unwritable_output_folder_is_a_clear_error,
+        ),
+        (
+            "two_measurements_at_once_leave_whole_files",
+            two_measurements_at_once_leave_whole_files,
+        ),
+    ];
+    let trials = tests
+        .into_iter()
+        .map(|(name, test)| {
+            Trial::test(name, move || {
+                test();
+                Ok(())
+            })
+        })
+        .collect();
+    libtest_mimic::run(&Arguments::from_args(), trials).exit_code()
 }
 
 /// A harness that panics when measured.
@@ -80,44 +130,6 @@ impl Harness for Hangs {
     }
 }
 
-mod fixture {
-    use super::*;
-
-    #[test]
-    #[ignore = "fixture: runs only as a measured child"]
-    fn spin_1m() {
-        as_child(
-            "fixture::spin_1m",
-            &Spin {
-                iterations: 1_000_000,
-            },
-        );
-    }
-
-    #[test]
-    #[ignore = "fixture: runs only as a measured child"]
-    fn spin_2m() {
-        as_child(
-            "fixture::spin_2m",
-            &Spin {
-                iterations: 2_000_000,
-            },
-        );
-    }
-
-    #[test]
-    #[ignore = "fixture: runs only as a measured child"]
-    fn panics() {
-        as_child("fixture::panics", &Panics);
-    }
-
-    #[test]
-    #[ignore = "fixture: runs only as a measured child"]
-    fn hangs() {
-        as_child("fixture::hangs", &Hangs);
-    }
-}
-
 /// A workspace of its own in a temporary folder, with the real Cargo.lock
 /// (the fingerprint reads library versions from it).
 struct Scratch {
@@ -157,7 +169,6 @@ fn this_binary() -> PathBuf {
     std::env::current_exe().expect("current exe")
 }
 
-#[test]
 fn calibration_counts_exactly_three_instructions_per_iteration() {
     let scratch = Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
@@ -220,7 +231,6 @@ fn calibration_counts_exactly_three_instructions_per_iteration() {
     assert!(record.fingerprint.libraries.contains_key("s2n-tls"));
 }
 
-#[test]
 fn a_harness_that_panics_under_valgrind_shows_its_stderr() {
     let scratch = Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
@@ -241,7 +251,6 @@ fn a_harness_that_panics_under_valgrind_shows_its_stderr() {
     );
 }
 
-#[test]
 fn a_harness_that_hangs_is_killed_after_the_timeout() {
     let scratch = Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(15)) else {
@@ -260,8 +269,7 @@ fn a_harness_that_hangs_is_killed_after_the_timeout() {
     );
 }
 
-#[test]
-fn a_name_with_no_test_is_reported_not_measured() {
+fn a_name_the_program_does_not_host_is_reported_not_measured() {
     let scratch = Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
         return;
@@ -269,10 +277,15 @@ fn a_name_with_no_test_is_reported_not_measured() {
     let error = runner
         .measure("fixture::no_such_harness", &this_binary())
         .unwrap_err();
-    assert!(matches!(error, Error::NoReport { .. }), "{error}");
+    assert!(matches!(error, Error::ChildFailed { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("has no harness named \"fixture::no_such_harness\""),
+        "{error}"
+    );
 }
 
-#[test]
 fn an_unwritable_output_folder_is_a_clear_error() {
     let scratch = Scratch::new();
     // A file where the output folder should be.
@@ -292,7 +305,6 @@ fn an_unwritable_output_folder_is_a_clear_error() {
     );
 }
 
-#[test]
 fn two_measurements_at_once_leave_whole_files() {
     let scratch = Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {

@@ -13,6 +13,7 @@
 pub mod child;
 pub mod cpu;
 pub mod harness;
+pub mod program;
 pub mod region;
 pub mod scale;
 

@@ -1,6 +1,7 @@
 //! Runs one measured child process under Valgrind Cachegrind.
 //!
-//! The child is the harness's own test binary, filtered to exactly one test.
+//! The child is the measured program (`harnesses`, or a test binary that
+//! hosts fixture harnesses), told which harness to run by the environment.
 //! Everything the process can see is pinned, because all of it leaks into
 //! the count:
 //!
@@ -138,15 +139,10 @@ impl ChildSpec<'_> {
         if self.markers {
             command.arg("--instr-at-start=no");
         }
+        // No arguments: the request is in the environment, and the
+        // program's `main` serves it before it looks at anything else.
         command
             .arg("./harness")
-            .arg(self.harness)
-            .arg("--exact")
-            // Fixture harnesses are ignored tests, so that a plain `cargo
-            // test` never runs them; a measured child must.
-            .arg("--include-ignored")
-            .arg("--test-threads=1")
-            .arg("--nocapture")
             .current_dir(self.scratch)
             .env_clear()
             .envs(child_environment())

@@ -1,81 +1,176 @@
-//! Finds the harness test binary and the harnesses in it.
+//! Builds the measured program and lists the harnesses in it.
 //!
-//! The `regress` binary measures the very binary `cargo test` runs: it asks
-//! cargo to build the harness tests (same profile, same flags) and lists
-//! their names with libtest's own `--list`.
+//! The measured program is the `harnesses` package's binary of the same
+//! name: the harnesses plus the in-process side of measurement, and nothing
+//! of the runner (so an edit to the runner cannot move a count). `regress
+//! run` and `regress diff` build it the same way, with this module, and
+//! `cargo test` builds the very same artifact for the harness tests
+//! (`CARGO_BIN_EXE_harnesses`).
 
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use cargo_metadata::Message;
 
 use crate::error::{Error, Result};
 use crate::workspace::Workspace;
 
-/// The package and test target that hold the harnesses.
-pub const HARNESS_PACKAGE: &str = "harnesses";
-pub const HARNESS_TEST: &str = "perf";
+/// The package and binary target of the measured program.
+pub const PROGRAM_PACKAGE: &str = "harnesses";
+pub const PROGRAM: &str = "harnesses";
+/// The test target whose build is asked for: cargo builds the program for
+/// it, exactly as `cargo test` does.
+const PROGRAM_TEST: &str = "perf";
 
-/// Builds the harness tests with `cargo test --no-run` and returns the test
-/// binary's path.
-pub fn build(workspace: &Workspace) -> Result<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(&cargo)
+/// A failed build of the measured program.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "building the measured program in {dir} failed ({status}); cargo's messages are above.\n  \
+         To reproduce: `cargo test --no-run -p {PROGRAM_PACKAGE} --test {PROGRAM_TEST}` there."
+    )]
+    Failed { dir: PathBuf, status: String },
+    #[error(
+        "cargo built no binary `{PROGRAM}` of package `{PROGRAM_PACKAGE}` in {dir}; a workspace \
+         from before the measured program had its own binary (harnesses/src/main.rs) cannot be \
+         measured by this runner"
+    )]
+    NoProgram { dir: PathBuf },
+}
+
+/// How to build: where, into which target folder, with which extra cargo
+/// arguments (`--config` values a diff uses to keep two checkouts' artifacts
+/// apart, or to build against a library's own source).
+#[derive(Debug, Clone, Copy)]
+pub struct BuildRequest<'a> {
+    pub dir: &'a Path,
+    pub target_dir: Option<&'a Path>,
+    pub cargo_args: &'a [String],
+    /// Build with cargo's default for incremental compilation, whatever
+    /// `CARGO_INCREMENTAL` says in the runner's environment.
+    pub default_incremental: bool,
+}
+
+/// The cargo program: the one running us when started by `cargo run`.
+pub fn cargo() -> PathBuf {
+    std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)
+}
+
+/// A `cargo` command without the variables `cargo run` set for this
+/// process.
+///
+/// Build scripts may watch any variable (`cargo:rerun-if-env-changed`), and
+/// cargo compares the value in its own environment: s2n-tls-sys watches
+/// `OUT_DIR`, which `cargo run -p regress` sets for the runner. Passed on,
+/// it made every build from the runner rebuild s2n-tls's C code, and the
+/// next plain `cargo test` rebuild it again.
+pub fn cargo_command() -> Command {
+    let mut command = Command::new(cargo());
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let set_by_cargo_run = name == "OUT_DIR"
+            || name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || matches!(
+                name,
+                "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE"
+            );
+        if set_by_cargo_run {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+/// Builds the measured program as `request` says and returns its path.
+/// Cargo's progress and diagnostics go to the terminal.
+///
+/// It asks for the harness tests (`cargo test --no-run`), not for the
+/// binary alone (`cargo build --bin`): the two build different binaries.
+/// Features of the test's dev-dependencies are unified into the shared
+/// dependencies only when tests are built, which changes the harnesses
+/// library's artifact and the program's code (measured: a different file,
+/// and different counts). Built for the tests, the program is byte for byte
+/// the one `ENABLE_VALGRIND=true cargo test` measures.
+pub fn build_program(request: &BuildRequest<'_>) -> Result<PathBuf, BuildError> {
+    let cargo = cargo();
+    let mut command = cargo_command();
+    command
         .args([
             "test",
             "--no-run",
             "--message-format=json-render-diagnostics",
         ])
-        .args(["--package", HARNESS_PACKAGE, "--test", HARNESS_TEST])
-        .current_dir(workspace.root())
+        .args(["--package", PROGRAM_PACKAGE, "--test", PROGRAM_TEST])
+        .args(request.cargo_args)
+        .current_dir(request.dir)
         .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|source| Error::Spawn {
-            program: PathBuf::from(&cargo),
-            source,
-        })?;
-    if !output.status.success() {
-        return Err(Error::Invalid(format!(
-            "building the harness tests failed ({}); see cargo's messages above",
-            output.status
-        )));
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if request.default_incremental {
+        command.env_remove("CARGO_INCREMENTAL");
     }
-    executable_from_messages(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| {
-        Error::Invalid(format!(
-            "cargo built no test executable named {HARNESS_TEST} in package {HARNESS_PACKAGE}"
-        ))
+    if let Some(target_dir) = request.target_dir {
+        command.env("CARGO_TARGET_DIR", target_dir);
+    }
+    let mut child = command.spawn().map_err(|source| BuildError::Spawn {
+        program: cargo.clone(),
+        source,
+    })?;
+    let mut program = None;
+    if let Some(stdout) = child.stdout.take() {
+        program = program_from_messages(BufReader::new(stdout));
+    }
+    let status = child.wait().map_err(|source| BuildError::Spawn {
+        program: cargo.clone(),
+        source,
+    })?;
+    if !status.success() {
+        return Err(BuildError::Failed {
+            dir: request.dir.to_path_buf(),
+            status: status.to_string(),
+        });
+    }
+    program.ok_or_else(|| BuildError::NoProgram {
+        dir: request.dir.to_path_buf(),
     })
 }
 
-/// Picks the harness test executable out of cargo's JSON messages (of
-/// `cargo test --no-run --message-format json`); shared with `regress diff`,
-/// which builds the same test in another work tree.
-pub(crate) fn executable_from_messages(messages: &str) -> Option<PathBuf> {
-    #[derive(serde::Deserialize)]
-    struct Message {
-        reason: String,
-        #[serde(default)]
-        target: Option<Target>,
-        #[serde(default)]
-        executable: Option<PathBuf>,
+/// Picks the measured program out of cargo's JSON messages.
+fn program_from_messages(messages: impl std::io::BufRead) -> Option<PathBuf> {
+    let mut found = None;
+    // Read to the end, so cargo never blocks on a full pipe.
+    for message in Message::parse_stream(messages).map_while(std::result::Result::ok) {
+        if let Message::CompilerArtifact(artifact) = message {
+            let is_program = artifact.target.name == PROGRAM
+                && artifact.target.is_bin()
+                && !artifact.profile.test;
+            if is_program {
+                found = artifact.executable.map(PathBuf::from);
+            }
+        }
     }
-    #[derive(serde::Deserialize)]
-    struct Target {
-        name: String,
-        kind: Vec<String>,
-    }
-    messages
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Message>(line).ok())
-        .filter(|message| message.reason == "compiler-artifact")
-        .filter(|message| {
-            message.target.as_ref().is_some_and(|target| {
-                target.name == HARNESS_TEST && target.kind.iter().any(|kind| kind == "test")
-            })
-        })
-        .find_map(|message| message.executable)
+    found
 }
 
-/// Copies the freshly built test binary to a folder of this process's own,
+/// Builds this workspace's measured program (`regress run`, `list`, `scale`).
+pub fn build(workspace: &Workspace) -> Result<PathBuf> {
+    Ok(build_program(&BuildRequest {
+        dir: workspace.root(),
+        target_dir: None,
+        cargo_args: &[],
+        default_incremental: false,
+    })?)
+}
+
+/// Copies the freshly built program to a folder of this process's own,
 /// so that a later `cargo build` (by the user, an editor, another run) that
 /// replaces the file cannot pull it from under a suite of measurements.
 pub fn stage(binary: &Path, outputs: &Path) -> Result<PathBuf> {
@@ -83,16 +178,17 @@ pub fn stage(binary: &Path, outputs: &Path) -> Result<PathBuf> {
         .join(".scratch")
         .join(format!("binary.{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|source| Error::io("create", &dir, source))?;
-    let staged = dir.join(binary.file_name().unwrap_or_else(|| "harness".as_ref()));
+    let staged = dir.join(binary.file_name().unwrap_or_else(|| PROGRAM.as_ref()));
     std::fs::copy(binary, &staged)
-        .map_err(|source| Error::io("copy the test binary to", &staged, source))?;
+        .map_err(|source| Error::io("copy the measured program to", &staged, source))?;
     Ok(staged)
 }
 
-/// The harness names in a test binary, as libtest lists them.
+/// The harness names the measured program hosts (`harnesses list`).
 pub fn list(binary: &Path) -> Result<Vec<String>> {
     let output = Command::new(binary)
-        .args(["--list", "--format", "terse"])
+        .arg("list")
+        .env_clear()
         .stdin(Stdio::null())
         .output()
         .map_err(|source| Error::Spawn {
@@ -101,7 +197,7 @@ pub fn list(binary: &Path) -> Result<Vec<String>> {
         })?;
     if !output.status.success() {
         return Err(Error::Invalid(format!(
-            "{} --list failed ({}): {}",
+            "{} list failed ({}): {}",
             binary.display(),
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
@@ -113,7 +209,8 @@ pub fn list(binary: &Path) -> Result<Vec<String>> {
 fn parse_list(text: &str) -> Vec<String> {
     let mut names: Vec<String> = text
         .lines()
-        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
         .map(str::to_owned)
         .collect();
     names.sort();
@@ -148,22 +245,49 @@ pub fn select(names: Vec<String>, filters: &[String]) -> Vec<String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn finds_the_test_executable_in_cargo_messages() {
-        let messages = r#"{"reason":"compiler-artifact","target":{"name":"harnesses","kind":["lib"]},"executable":null}
-{"reason":"compiler-artifact","target":{"name":"pipeline","kind":["test"]},"executable":"/t/pipeline-1"}
-{"reason":"compiler-artifact","target":{"name":"perf","kind":["test"]},"executable":"/t/perf-abc"}
-{"reason":"build-finished","success":true}"#;
-        assert_eq!(
-            executable_from_messages(messages),
-            Some(PathBuf::from("/t/perf-abc"))
-        );
-        assert_eq!(executable_from_messages("{}\nnot json"), None);
+    fn artifact(name: &str, kind: &str, test: bool, executable: Option<&str>) -> String {
+        serde_json::json!({
+            "reason": "compiler-artifact",
+            "package_id": "path+file:///w/harnesses#0.1.0",
+            "manifest_path": "/w/harnesses/Cargo.toml",
+            "target": {
+                "name": name, "kind": [kind], "crate_types": [kind], "required-features": [],
+                "src_path": "/w/harnesses/src/main.rs", "edition": "2021", "doctest": false,
+                "test": true, "doc": true
+            },
+            "profile": {
+                "opt_level": "3", "debuginfo": 1, "debug_assertions": false,
+                "overflow_checks": false, "test": test
+            },
+            "features": [],
+            "filenames": [],
+            "executable": executable,
+            "fresh": true
+        })
+        .to_string()
     }
 
     #[test]
-    fn lists_and_selects_tests() {
-        let names = parse_list("s2n_tls::handshake: test\ncalibration::spin_1m: test\nx: bench\n");
+    fn finds_the_program_in_cargo_messages() {
+        let messages = [
+            artifact("harnesses", "lib", false, None),
+            artifact("harnesses", "bin", true, Some("/t/deps/harnesses-test")),
+            artifact("perf", "test", true, Some("/t/deps/perf-1")),
+            artifact("harnesses", "bin", false, Some("/t/harnesses")),
+            r#"{"reason":"build-finished","success":true}"#.to_owned(),
+            "not json".to_owned(),
+        ]
+        .join("\n");
+        assert_eq!(
+            program_from_messages(messages.as_bytes()),
+            Some(PathBuf::from("/t/harnesses"))
+        );
+        assert_eq!(program_from_messages("{}\nnot json".as_bytes()), None);
+    }
+
+    #[test]
+    fn lists_and_selects_harnesses() {
+        let names = parse_list("s2n_tls::handshake\ncalibration::spin_1m\n\n");
         assert_eq!(names, vec!["calibration::spin_1m", "s2n_tls::handshake"]);
         assert_eq!(
             select(names.clone(), &["s2n".into()]),

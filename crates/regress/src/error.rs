@@ -99,6 +99,9 @@ pub enum Error {
     #[error(transparent)]
     Baseline(#[from] BaselineError),
 
+    #[error(transparent)]
+    Build(#[from] crate::discover::BuildError),
+
     #[error("{0}")]
     Invalid(String),
 }

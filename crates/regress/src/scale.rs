@@ -53,7 +53,6 @@ pub fn scale(
             report: report_path.clone(),
         };
         let output = Command::new(binary)
-            .args([harness, "--exact", "--test-threads=1", "--nocapture"])
             .envs(request.to_env())
             .stdin(Stdio::null())
             .output()

@@ -1,4 +1,4 @@
-//! Builds one side's harness test binary.
+//! Builds one side's measured program.
 //!
 //! Both sides build into one cargo target folder, so the dependencies (aws-lc,
 //! s2n-tls's C code, the OpenSSL bindings: minutes of compiling) are built
@@ -30,22 +30,17 @@
 //! target folder instead ([`isolation`]).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde::Deserialize;
 
 use super::error::DiffError;
 use super::Side;
-use crate::discover::{executable_from_messages, HARNESS_PACKAGE, HARNESS_TEST};
+use crate::discover::{self, cargo, cargo_command, BuildRequest};
 
 /// rustc's default number of codegen units for an incremental build, which
 /// is what cargo's dev and test profiles do for workspace crates.
 const INCREMENTAL_CODEGEN_UNITS: u32 = 256;
-
-/// The cargo program: the one running us when started by `cargo run`.
-fn cargo() -> PathBuf {
-    std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)
-}
 
 /// How a commit's workspace crates are kept apart from other builds in a
 /// shared target folder.
@@ -126,7 +121,7 @@ fn workspace_members(worktree: &Path) -> Result<Vec<String>, DiffError> {
         name: String,
     }
     let cargo = cargo();
-    let output = Command::new(&cargo)
+    let output = cargo_command()
         .args([
             "metadata",
             "--no-deps",
@@ -167,53 +162,31 @@ pub struct BuildSpec<'a> {
     pub copy_to: &'a Path,
 }
 
-/// Builds the harness tests of a worktree, as
-/// `cargo test --no-run -p harnesses --test perf`, and copies the test
-/// binary to `spec.copy_to`. Cargo's progress and diagnostics go to the
-/// terminal.
+/// Builds the measured program of a worktree (as [`discover::build_program`]
+/// does for `regress run`) and copies it to `spec.copy_to`. Cargo's progress
+/// and diagnostics go to the terminal.
 pub fn build_harness_tests(spec: &BuildSpec<'_>) -> Result<PathBuf, DiffError> {
-    let cargo = cargo();
-    let output = Command::new(&cargo)
-        .args([
-            "test",
-            "--no-run",
-            "--message-format=json-render-diagnostics",
-        ])
-        .args(["--package", HARNESS_PACKAGE, "--test", HARNESS_TEST])
-        .args(spec.config)
-        .current_dir(spec.worktree)
-        .env("CARGO_TARGET_DIR", spec.target_dir)
-        // Incremental builds are what `cargo test` does for workspace crates,
-        // and what the codegen-units setting above assumes.
-        .env_remove("CARGO_INCREMENTAL")
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|source| DiffError::Spawn {
-            program: cargo.clone(),
-            source,
-        })?;
-    if !output.status.success() {
-        return Err(DiffError::Build {
-            side: spec.side,
-            commit: spec.commit.to_owned(),
-            status: output.status.to_string(),
-        });
-    }
-    let built =
-        executable_from_messages(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| {
-            DiffError::NoTestBinary {
-                side: spec.side,
-                commit: spec.commit.to_owned(),
-            }
-        })?;
+    let built = discover::build_program(&BuildRequest {
+        dir: spec.worktree,
+        target_dir: Some(spec.target_dir),
+        cargo_args: spec.config,
+        // Incremental builds are what `cargo test` does for workspace
+        // crates, and what the codegen-units setting of [`isolation`]
+        // assumes; the runner's own environment must not turn them off.
+        default_incremental: true,
+    })
+    .map_err(|source| DiffError::Build {
+        side: spec.side,
+        commit: spec.commit.to_owned(),
+        source,
+    })?;
     check_fresh(spec, &built)?;
     if let Some(parent) = spec.copy_to.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|source| DiffError::io("create the folder", parent, source))?;
     }
     std::fs::copy(&built, spec.copy_to).map_err(|source| DiffError::Io {
-        action: "copy the test binary to",
+        action: "copy the measured program to",
         path: spec.copy_to.to_path_buf(),
         source,
     })?;

@@ -62,15 +62,14 @@ pub enum DiffError {
     },
 
     #[error(
-        "building the harness tests of the {side} commit {commit} failed ({status}); \
-         cargo's messages are above.\n  \
-         The worktree has been removed; to investigate, `git switch --detach {commit}` \
-         and run `cargo test --no-run -p harnesses --test perf`."
+        "the {side} commit {commit}: {source}\n  \
+         The worktree has been removed; to investigate, `git switch --detach {commit}` there."
     )]
     Build {
         side: Side,
         commit: String,
-        status: String,
+        #[source]
+        source: crate::discover::BuildError,
     },
 
     #[error(
@@ -98,12 +97,6 @@ pub enum DiffError {
 
     #[error("`cargo metadata` cannot list the workspace crates in {dir}: {detail}")]
     Metadata { dir: PathBuf, detail: String },
-
-    #[error(
-        "cargo built no test executable named `perf` in package `harnesses` for the {side} \
-         commit {commit}; does that commit have harnesses/tests/perf.rs?"
-    )]
-    NoTestBinary { side: Side, commit: String },
 
     #[error(
         "no harness of either commit matches {filters:?}.\n  \

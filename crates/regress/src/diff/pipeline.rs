@@ -44,7 +44,7 @@ use super::report::{DiffReport, Revision, DIFF_SCHEMA};
 use super::shard::Shard;
 use super::Side;
 use crate::baseline::{BaselineError, BaselineFile, Threshold};
-use crate::discover::{self, HARNESS_TEST};
+use crate::discover::{self, PROGRAM};
 use crate::report::{count, signed, signed_percent};
 use crate::runner::HEADER_PREFIX;
 use crate::valgrind::Valgrind;
@@ -185,7 +185,7 @@ impl Plan {
                 worktree: worktree.path(),
                 target_dir: &target_dir,
                 config: &config,
-                copy_to: &bin_dir.0.join(&name).join(HARNESS_TEST),
+                copy_to: &bin_dir.0.join(&name).join(PROGRAM),
             })?;
             interrupt::check()?;
             let names = discover::list(&binary)?;
