@@ -35,6 +35,7 @@ pub mod parallel;
 pub mod report;
 pub mod runner;
 pub mod scale;
+pub mod toolchain;
 pub mod valgrind;
 pub mod workspace;
 
