@@ -34,16 +34,16 @@ pub fn build(workspace: &Workspace) -> Result<PathBuf> {
             source,
         })?;
     if !output.status.success() {
-        return Err(Error::Invalid(format!(
-            "building the harness tests failed ({}); see cargo's messages above",
-            output.status
-        )));
+        return Err(Error::HarnessBuild {
+            status: output.status.to_string(),
+        });
     }
-    executable_from_messages(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| {
-        Error::Invalid(format!(
-            "cargo built no test executable named {HARNESS_TEST} in package {HARNESS_PACKAGE}"
-        ))
-    })
+    executable_from_messages(&String::from_utf8_lossy(&output.stdout)).ok_or(
+        Error::NoHarnessBinary {
+            package: HARNESS_PACKAGE,
+            test: HARNESS_TEST,
+        },
+    )
 }
 
 /// Picks the harness test executable out of cargo's JSON messages (of
@@ -100,12 +100,11 @@ pub fn list(binary: &Path) -> Result<Vec<String>> {
             source,
         })?;
     if !output.status.success() {
-        return Err(Error::Invalid(format!(
-            "{} --list failed ({}): {}",
-            binary.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
+        return Err(Error::HarnessList {
+            binary: binary.to_path_buf(),
+            status: output.status.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        });
     }
     Ok(parse_list(&String::from_utf8_lossy(&output.stdout)))
 }

@@ -16,7 +16,7 @@ use std::process::Command;
 
 use super::normalize::Normalizer;
 use crate::error::{Error, Result};
-use crate::valgrind::{Valgrind, Version};
+use crate::measure::valgrind::{Valgrind, Version};
 
 /// The first Valgrind whose `cg_annotate` diffs two profiles itself.
 pub const ANNOTATE_DIFF_SINCE: Version = Version::new(3, 22, 0);

@@ -1,41 +1,17 @@
-//! Number formatting and tables for terminal and Markdown output.
+//! Everything the runner shows a person: the one reporter of progress and
+//! results ([`terminal`], fed with [`events`]), the tables it prints, and
+//! the documents built from the data: the library comparison
+//! ([`compare`]), the README's generated tables ([`readme`]) and the HTML
+//! page ([`html`]).
 
-/// `77097051` as `77,097,051`.
-pub fn count(value: u64) -> String {
-    group(&value.to_string())
-}
+pub mod compare;
+pub mod events;
+pub mod html;
+pub mod readme;
+pub mod terminal;
 
-/// `-1234` as `-1,234`, `1234` as `+1,234`.
-pub fn signed(value: i64) -> String {
-    let sign = if value < 0 { "-" } else { "+" };
-    format!("{sign}{}", count(value.unsigned_abs()))
-}
-
-/// The relative change from `from` to `to`, as `+0.07%`.
-pub fn signed_percent(from: u64, to: u64) -> String {
-    if from == 0 {
-        return "n/a".to_owned();
-    }
-    let percent = (to as f64 - from as f64) / from as f64 * 100.0;
-    // A change too small for two decimals still deserves a nonzero figure:
-    // "-0.00%" reads as "nothing changed".
-    if percent != 0.0 && percent.abs() < 0.005 {
-        format!("{percent:+.4}%")
-    } else {
-        format!("{percent:+.2}%")
-    }
-}
-
-fn group(digits: &str) -> String {
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+pub use events::Event;
+pub use terminal::Reporter;
 
 /// A plain text table with right-aligned numeric columns, as a terminal
 /// reader expects.
@@ -54,6 +30,14 @@ impl Table {
 
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
+    }
+
+    pub fn header(&self) -> &[String] {
+        &self.header
+    }
+
+    pub fn rows(&self) -> &[Vec<String>] {
+        &self.rows
     }
 
     fn widths(&self) -> Vec<usize> {
@@ -108,20 +92,7 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn groups_thousands() {
-        assert_eq!(count(0), "0");
-        assert_eq!(count(999), "999");
-        assert_eq!(count(1_000), "1,000");
-        assert_eq!(count(77_097_051), "77,097,051");
-        assert_eq!(signed(-51_176), "-51,176");
-        assert_eq!(signed(51_176), "+51,176");
-        assert_eq!(signed_percent(77_000_000, 77_051_176), "+0.07%");
-        assert_eq!(signed_percent(100, 50), "-50.00%");
-        assert_eq!(signed_percent(95_773_780, 95_769_381), "-0.0046%");
-        assert_eq!(signed_percent(5, 5), "+0.00%");
-    }
+    use crate::format::count;
 
     #[test]
     fn tables_align() {

@@ -11,7 +11,8 @@ use regress_measure::scale::{ScaleReport, ScaleRequest};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::report::{count, Table};
+use crate::format::count;
+use crate::report::Table;
 
 /// Bumped whenever the JSON's meaning changes.
 pub const SCALE_SCHEMA: u32 = 1;
@@ -62,17 +63,19 @@ pub fn scale(
                 source,
             })?;
         if !output.status.success() {
-            return Err(Error::ChildFailed {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let lines: Vec<&str> = stderr.lines().collect();
+            return Err(Error::ScaleFailed {
                 harness: harness.to_owned(),
+                threads,
                 status: output.status.to_string(),
-                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-                logs: scratch.to_path_buf(),
+                stderr: lines[lines.len().saturating_sub(40)..].join("\n"),
             });
         }
         let text = match std::fs::read_to_string(&report_path) {
             Ok(text) => text,
             Err(_) => {
-                return Err(Error::NoReport {
+                return Err(Error::ScaleNoReport {
                     harness: harness.to_owned(),
                     binary: binary.to_path_buf(),
                 })

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::error::{Error, Result};
-use crate::valgrind::Valgrind;
+use crate::measure::valgrind::Valgrind;
 
 /// `cg_annotate PROFILE`: the function-by-function summary.
 pub fn annotate(valgrind: &Valgrind, profile: &Path) -> Result<String> {

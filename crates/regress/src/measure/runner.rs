@@ -10,13 +10,13 @@ use std::time::Duration;
 use regress_measure::child::PREPARED_INPUTS;
 use regress_profile::{annotated, cachegrind_out};
 
-use crate::annotate;
 use crate::atomic_file;
-use crate::cachegrind::{self, ChildOutcome, ChildSpec};
 use crate::error::{Error, Result};
-use crate::fingerprint::{self, Fingerprint};
-use crate::measurement::{Measurement, MEASUREMENT_SCHEMA};
-use crate::valgrind::{Method, Valgrind};
+use crate::measure::annotate;
+use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec};
+use crate::measure::fingerprint::{self, Fingerprint};
+use crate::measure::measurement::{Measurement, MEASUREMENT_SCHEMA};
+use crate::measure::valgrind::{Method, Valgrind};
 use crate::workspace::{file_stem, validate_harness_name, Workspace};
 
 static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
@@ -47,8 +47,9 @@ impl Runner {
         })
     }
 
-    /// Writes outputs to `dir` instead of the workspace's `perf_outputs/`
-    /// (a two-commit diff keeps each side's outputs apart).
+    /// Writes every output, the record included, to `dir` instead of the
+    /// workspace's `perf_outputs/` (a two-commit diff keeps each side's
+    /// outputs apart, and an old commit's checkout is never written to).
     pub fn with_output_dir(mut self, dir: impl Into<PathBuf>) -> Runner {
         self.outputs = dir.into();
         self
@@ -191,16 +192,12 @@ impl Runner {
             .map_err(|source| Error::io("read", &region_profile, source))?;
         atomic_file::write(&profile_path, &profile_bytes)?;
         let mut record =
-            serde_json::to_string_pretty(&measurement).map_err(|source| Error::Json {
+            serde_json::to_string_pretty(&measurement).map_err(|source| Error::Serialize {
                 what: "measurement record",
-                path: Measurement::path(&self.workspace, harness),
                 source,
             })?;
         record.push('\n');
-        atomic_file::write(
-            &Measurement::path(&self.workspace, harness),
-            record.as_bytes(),
-        )?;
+        atomic_file::write(&Measurement::path_in(outputs, harness), record.as_bytes())?;
         Ok(measurement)
     }
 }
@@ -225,11 +222,11 @@ fn instructions_of(path: &Path) -> Result<i64> {
 /// difference means nothing.
 fn check_same_machine(harness: &str, before: &ChildOutcome, last: &ChildOutcome) -> Result<()> {
     if before.report.cpu_features != last.report.cpu_features {
-        return Err(Error::Invalid(format!(
-            "{harness}: the two children of a subtraction saw different CPU features \
-             ({:?} vs {:?}); the difference of their counts would be meaningless",
-            before.report.cpu_features, last.report.cpu_features
-        )));
+        return Err(Error::CpuFeaturesDiffer {
+            harness: harness.to_owned(),
+            before: before.report.cpu_features.clone(),
+            after: last.report.cpu_features.clone(),
+        });
     }
     Ok(())
 }
@@ -248,7 +245,7 @@ fn header(measurement: &Measurement) -> String {
         format!("harness {}", measurement.harness),
         format!(
             "region instructions {} (the third run of the path, after two warm-up runs)",
-            crate::report::count(measurement.instructions)
+            crate::format::count(measurement.instructions)
         ),
         format!(
             "method {} (Valgrind {}); {}",
@@ -312,7 +309,7 @@ mod tests {
 
     #[test]
     fn header_gives_per_byte_and_per_operation_figures_where_they_apply() {
-        let mut measurement = crate::measurement::example("aws_lc_rs::a", 1_000, Some(64));
+        let mut measurement = crate::fixtures::measurement("aws_lc_rs::a", 1_000, Some(64));
         measurement.operations_per_run = 4;
         let text = header(&measurement);
         assert!(
@@ -323,7 +320,7 @@ mod tests {
             text.contains("regress: instructions per operation 250.0 (4 operations per run)\n"),
             "{text}"
         );
-        let single = header(&crate::measurement::example("s2n_tls::b", 1_000, None));
+        let single = header(&crate::fixtures::measurement("s2n_tls::b", 1_000, None));
         assert!(!single.contains("per operation"), "{single}");
         assert!(!single.contains("per byte"), "{single}");
     }
