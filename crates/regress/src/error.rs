@@ -98,8 +98,10 @@ pub enum Error {
     Toml {
         what: &'static str,
         path: PathBuf,
+        /// Boxed: the parser's error is large, and every `Result` of the
+        /// runner would carry its size.
         #[source]
-        source: toml::de::Error,
+        source: Box<toml::de::Error>,
     },
 
     #[error(

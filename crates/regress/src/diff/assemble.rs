@@ -3,7 +3,6 @@
 //! [`HarnessDiff`], and the lot into a [`DiffReport`].
 
 use std::path::Path;
-use std::time::Instant;
 
 use regress_profile::cachegrind_out;
 
@@ -18,7 +17,7 @@ use super::Side;
 use crate::format::{count, signed, signed_percent};
 use crate::judge::baseline::BaselineFile;
 use crate::judge::Threshold;
-use crate::measure::runner::HEADER_PREFIX;
+use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
 use crate::report::events::{Event, Listener};
 use crate::workspace::file_stem;
@@ -42,34 +41,18 @@ pub(super) fn measure_and_compare(
                 .map(move |side| (side, harness))
         })
         .collect();
-    let started = Instant::now();
-    let total = jobs.len();
-    listener.event(Event::MeasuringStarted { total, workers });
-    let results = parallel::map(
+    let results = parallel::measure_all(
         &jobs,
         workers,
+        listener,
+        |(side, harness)| (Some(side.side.name()), harness.as_str()),
         |(side, harness)| {
             interrupt::check()?;
             side.runner
                 .measure(harness, &side.binary)
                 .map_err(DiffError::from)
         },
-        |_, (side, harness), result| {
-            listener.event(Event::Measured {
-                side: Some(side.side),
-                harness,
-                result: match result {
-                    Ok(measurement) => Ok(measurement.instructions),
-                    Err(error) => Err(error),
-                },
-            });
-        },
     );
-    listener.event(Event::MeasuringFinished {
-        total,
-        workers,
-        elapsed: started.elapsed(),
-    });
     interrupt::check()?;
 
     let comparison = Comparison {
@@ -139,14 +122,7 @@ fn diff_header(plan: &Plan, harness: &str, diff: &HarnessDiff, normalizer: &Norm
         ),
         format!("names lined up with {mod_filename} {mod_funcname}"),
     ];
-    let mut out = String::new();
-    for line in lines {
-        out.push_str(HEADER_PREFIX);
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out.push('\n');
-    out
+    header_lines(&lines)
 }
 
 /// What comparing one harness needs besides its measurements.
@@ -177,7 +153,7 @@ impl Comparison<'_> {
         for (side, result) in [(Side::Base, base), (Side::Head, head)] {
             if let Some(Err(error)) = result {
                 listener.event(Event::HarnessFailed {
-                    side: Some(side),
+                    side: Some(side.name()),
                     harness,
                     error,
                 });

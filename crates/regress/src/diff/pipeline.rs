@@ -132,8 +132,8 @@ impl Plan {
             note(DiffStep::UncommittedChanges);
         }
         note(DiffStep::Revisions {
-            base: &self.base,
-            head: &self.head,
+            base: (self.base.short(), &self.base.reference),
+            head: (self.head.short(), &self.head.reference),
         });
 
         let scratch = self.repo.root().join("target").join("regress-diff");
@@ -163,7 +163,7 @@ impl Plan {
                 Isolation::Renamed(config) => (config, shared_target.clone()),
                 Isolation::NeedsOwnTargetDir { reason } => {
                     note(DiffStep::OwnTargetDir {
-                        side,
+                        side: side.name(),
                         reason: &reason,
                         dir: &self.workspace.display_path(&own_target),
                     });
@@ -171,7 +171,7 @@ impl Plan {
                 }
             };
             note(DiffStep::Building {
-                side,
+                side: side.name(),
                 commit: revision.short(),
                 worktree: &self.workspace.display_path(worktree.path()),
             });
@@ -187,7 +187,7 @@ impl Plan {
             interrupt::check()?;
             let names = discover::list(&binary)?;
             note(DiffStep::Built {
-                side,
+                side: side.name(),
                 elapsed: started.elapsed(),
                 harnesses: names.len(),
             });
@@ -255,7 +255,7 @@ impl Plan {
             Some(shard) => {
                 let mine = shard.select(&selected);
                 listener.event(Event::Diff(DiffStep::Shard {
-                    shard,
+                    shard: &shard,
                     selected: mine.len(),
                     of: selected.len(),
                 }));

@@ -64,8 +64,9 @@ pub enum BaselineError {
     #[error("cannot write the baseline {path}: {source}")]
     Write {
         path: PathBuf,
+        /// Boxed to keep every baseline `Result` small.
         #[source]
-        source: crate::error::Error,
+        source: Box<crate::error::Error>,
     },
 }
 
@@ -284,8 +285,10 @@ pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineE
         path: path.clone(),
         source,
     })?;
-    atomic_file::write(&path, text.as_bytes())
-        .map_err(|source| BaselineError::Write { path, source })?;
+    atomic_file::write(&path, text.as_bytes()).map_err(|source| BaselineError::Write {
+        path,
+        source: Box::new(source),
+    })?;
     Ok(outcome)
 }
 

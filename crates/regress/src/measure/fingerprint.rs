@@ -112,7 +112,7 @@ pub fn library_versions(cargo_lock: &Path) -> Result<BTreeMap<String, String>> {
     library_versions_from(&text).map_err(|source| Error::Toml {
         what: "Cargo.lock",
         path: cargo_lock.to_path_buf(),
-        source,
+        source: Box::new(source),
     })
 }
 

@@ -268,10 +268,16 @@ fn header(measurement: &Measurement) -> String {
             measurement.operations_per_run
         ));
     }
+    header_lines(&lines)
+}
+
+/// `lines` as the runner's header above a tool's text: each marked with
+/// [`HEADER_PREFIX`], then a blank line ([`strip_header`] undoes it).
+pub fn header_lines(lines: &[String]) -> String {
     let mut out = String::new();
     for line in lines {
         out.push_str(HEADER_PREFIX);
-        out.push_str(&line);
+        out.push_str(line);
         out.push('\n');
     }
     out.push('\n');

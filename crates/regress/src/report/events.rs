@@ -3,17 +3,17 @@
 //! The library never prints: a suite, a diff or a scaling run calls
 //! [`Listener::event`] at each step, and the one reporter
 //! ([`super::terminal::Reporter`]) decides how each looks and where it goes
-//! (a progress bar on a terminal, plain lines in a log). Tests listen with
-//! [`Recorder`] and assert on what happened rather than on text.
+//! (a progress bar on a terminal, plain lines in a log), and another
+//! listener (a test, a machine-readable log) can take its place.
+//!
+//! Events name a diff's side (`base`, `head`), commits and shards as text,
+//! so that this vocabulary depends on nothing the diff is built from and
+//! the diff can depend on it.
 
 use std::fmt::Display;
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::diff::report::Revision;
-use crate::diff::shard::Shard;
-use crate::diff::Side;
 use crate::judge::gate::VerdictMessage;
 use crate::measure::valgrind::Valgrind;
 
@@ -27,7 +27,7 @@ pub enum Event<'a> {
     /// One measurement ended: its count, or the error (reported in full by
     /// the caller with [`Event::HarnessFailed`]).
     Measured {
-        side: Option<Side>,
+        side: Option<&'a str>,
         harness: &'a str,
         result: Result<u64, &'a dyn Display>,
     },
@@ -39,7 +39,7 @@ pub enum Event<'a> {
     },
     /// A harness could not be measured or judged; the others go on.
     HarnessFailed {
-        side: Option<Side>,
+        side: Option<&'a str>,
         harness: &'a str,
         error: &'a dyn Display,
     },
@@ -64,9 +64,10 @@ pub enum Event<'a> {
 pub enum DiffStep<'a> {
     /// `HEAD` is measured as committed; edits in the work tree are not.
     UncommittedChanges,
+    /// The two commits: `(abbreviated hash, ref as given)` each.
     Revisions {
-        base: &'a Revision,
-        head: &'a Revision,
+        base: (&'a str, &'a str),
+        head: (&'a str, &'a str),
     },
     /// Another diff holds this checkout's lock.
     WaitingForLock,
@@ -75,23 +76,23 @@ pub enum DiffStep<'a> {
     /// A commit configures what the shared build renames, so it builds in
     /// `dir`, a target folder of the diff's own.
     OwnTargetDir {
-        side: Side,
+        side: &'a str,
         reason: &'a str,
         dir: &'a str,
     },
     Building {
-        side: Side,
+        side: &'a str,
         commit: &'a str,
         worktree: &'a str,
     },
     Built {
-        side: Side,
+        side: &'a str,
         elapsed: Duration,
         harnesses: usize,
     },
     /// This run measures `selected` of the `of` harnesses.
     Shard {
-        shard: Shard,
+        shard: &'a dyn Display,
         selected: usize,
         of: usize,
     },
@@ -104,55 +105,4 @@ pub enum DiffStep<'a> {
 /// Whoever wants to hear about progress.
 pub trait Listener: Sync {
     fn event(&self, event: Event<'_>);
-}
-
-/// A listener that keeps a one-line summary of every event, for tests.
-#[derive(Debug, Default)]
-pub struct Recorder {
-    lines: Mutex<Vec<String>>,
-}
-
-impl Recorder {
-    pub fn lines(&self) -> Vec<String> {
-        self.lines.lock().map(|l| l.clone()).unwrap_or_default()
-    }
-}
-
-impl Listener for Recorder {
-    fn event(&self, event: Event<'_>) {
-        let line = match event {
-            Event::ValgrindFound(valgrind) => format!("valgrind {}", valgrind.version),
-            Event::MeasuringStarted { total, .. } => format!("started {total}"),
-            Event::Measured {
-                harness, result, ..
-            } => match result {
-                Ok(count) => format!("measured {harness} {count}"),
-                Err(_) => format!("measured {harness} failed"),
-            },
-            Event::MeasuringFinished { total, .. } => format!("finished {total}"),
-            Event::HarnessFailed { harness, .. } => format!("failed {harness}"),
-            Event::Verdict(message) => format!("verdict {}", message.harness),
-            Event::Diff(step) => format!("diff {}", step_name(step)),
-            Event::Scaling { harness, .. } => format!("scaling {harness}"),
-            Event::Wrote(path) => format!("wrote {}", path.display()),
-        };
-        if let Ok(mut lines) = self.lines.lock() {
-            lines.push(line);
-        }
-    }
-}
-
-fn step_name(step: DiffStep<'_>) -> &'static str {
-    match step {
-        DiffStep::UncommittedChanges => "uncommitted",
-        DiffStep::Revisions { .. } => "revisions",
-        DiffStep::WaitingForLock => "waiting",
-        DiffStep::TargetDirPassedOver { .. } => "target-dir-passed-over",
-        DiffStep::OwnTargetDir { .. } => "own-target-dir",
-        DiffStep::Building { .. } => "building",
-        DiffStep::Built { .. } => "built",
-        DiffStep::Shard { .. } => "shard",
-        DiffStep::NoInterruptHandler { .. } => "no-interrupt-handler",
-        DiffStep::Interrupted => "interrupted",
-    }
 }

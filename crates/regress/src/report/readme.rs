@@ -38,15 +38,11 @@ const AEAD_SIZES: &[u64] = &[16, 64, 256, 1024, 8192, 16384];
 #[derive(Debug, thiserror::Error)]
 pub enum ReadmeError {
     #[error(transparent)]
-    Baseline(#[from] BaselineError),
+    Baseline(Box<BaselineError>),
 
-    #[error("cannot {action} {path}: {source}")]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Boxed, like the baseline error, to keep every `Result` small.
+    #[error(transparent)]
+    Runner(Box<crate::Error>),
 
     #[error(
         "{path} has no section `{section}`: add the two lines \
@@ -57,6 +53,18 @@ pub enum ReadmeError {
 
     #[error("{dir} holds no baseline entry measured with the {method} method; nothing to show")]
     NoEntries { dir: PathBuf, method: Method },
+}
+
+impl From<Box<BaselineError>> for ReadmeError {
+    fn from(error: Box<BaselineError>) -> ReadmeError {
+        ReadmeError::Baseline(error)
+    }
+}
+
+impl From<crate::Error> for ReadmeError {
+    fn from(error: crate::Error) -> ReadmeError {
+        ReadmeError::Runner(Box::new(error))
+    }
 }
 
 /// One baseline file's entry for a method: the newest Valgrind's when
@@ -84,11 +92,7 @@ fn to_count(file: &BaselineFile, entry: &BaselineEntry) -> Count {
 
 /// Every baseline file in `dir`, by harness name.
 pub fn load_all(dir: &Path) -> Result<Vec<BaselineFile>, ReadmeError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ReadmeError::Io {
-        action: "list",
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| crate::Error::io("list", dir, source))?;
     let mut stems: Vec<String> = entries
         .filter_map(|entry| entry.ok())
         .filter_map(|entry| {
@@ -102,7 +106,7 @@ pub fn load_all(dir: &Path) -> Result<Vec<BaselineFile>, ReadmeError> {
         // `s2n_tls.handshake` names `s2n_tls::handshake`; `load` checks the
         // file says the same.
         let harness = stem.replacen('.', "::", 1);
-        if let Some(file) = BaselineFile::load(dir, &harness)? {
+        if let Some(file) = BaselineFile::load(dir, &harness).map_err(Box::new)? {
             files.push(file);
         }
     }
@@ -252,11 +256,8 @@ pub fn update(
 /// The README as it should be: `readme` with its sections generated from
 /// the baselines in `dir`.
 pub fn regenerate(readme: &Path, baselines: &Path) -> Result<(String, String), ReadmeError> {
-    let text = std::fs::read_to_string(readme).map_err(|source| ReadmeError::Io {
-        action: "read",
-        path: readme.to_path_buf(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(readme)
+        .map_err(|source| crate::Error::io("read", readme, source))?;
     let files = load_all(baselines)?;
     let updated = update(&text, &sections(&files, baselines)?, readme)?;
     Ok((text, updated))

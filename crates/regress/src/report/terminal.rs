@@ -15,7 +15,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::events::{DiffStep, Event, Listener};
 use super::Table;
-use crate::diff::Side;
 use crate::format::count;
 
 /// Renders events on stderr and results on stdout.
@@ -110,7 +109,7 @@ impl Reporter {
     }
 }
 
-fn side_prefix(side: Option<Side>) -> String {
+fn side_prefix(side: Option<&str>) -> String {
     side.map_or_else(String::new, |side| format!("{side} "))
 }
 
@@ -176,13 +175,9 @@ fn diff_step(step: DiffStep<'_>) -> String {
         DiffStep::UncommittedChanges => "the work tree has uncommitted changes; they are not \
              measured (commit them to include them)"
             .to_owned(),
-        DiffStep::Revisions { base, head } => format!(
-            "base {} ({}), head {} ({})",
-            base.short(),
-            base.reference,
-            head.short(),
-            head.reference
-        ),
+        DiffStep::Revisions { base, head } => {
+            format!("base {} ({}), head {} ({})", base.0, base.1, head.0, head.1)
+        }
         DiffStep::WaitingForLock => {
             "waiting for another regress diff in this checkout to finish".to_owned()
         }
@@ -222,28 +217,19 @@ fn diff_step(step: DiffStep<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::report::Revision;
 
     #[test]
     fn diff_steps_read_as_sentences() {
-        let base = Revision {
-            reference: "main".into(),
-            commit: "a".repeat(40),
-        };
-        let head = Revision {
-            reference: "HEAD".into(),
-            commit: "b".repeat(40),
-        };
         assert_eq!(
             diff_step(DiffStep::Revisions {
-                base: &base,
-                head: &head
+                base: ("aaaaaaaaaaaa", "main"),
+                head: ("bbbbbbbbbbbb", "HEAD"),
             }),
             "base aaaaaaaaaaaa (main), head bbbbbbbbbbbb (HEAD)"
         );
         assert_eq!(
             diff_step(DiffStep::Built {
-                side: Side::Head,
+                side: "head",
                 elapsed: Duration::from_secs(61),
                 harnesses: 69
             }),

@@ -83,6 +83,14 @@ pub struct Style {
     pub dash: Option<&'static str>,
 }
 
+impl Style {
+    /// ` stroke-dasharray="…"` for a dashed line, nothing for a solid one.
+    fn dash_attribute(&self) -> String {
+        self.dash
+            .map_or_else(String::new, |d| format!(r#" stroke-dasharray="{d}""#))
+    }
+}
+
 /// A named series of values, one per category (None: no bar/point).
 pub struct Series {
     pub name: String,
@@ -194,7 +202,11 @@ fn y_of(scale: &Scale, value: f64) -> f64 {
     TOP + PLOT_HEIGHT * (1.0 - scale.fraction(value))
 }
 
-fn frame(out: &mut String, title: &str, y_label: &str, scale: &Scale) {
+/// The opening of a chart: the SVG element, title, background, grid lines
+/// with their values, and the y label; and the scale the values map with.
+fn frame(title: &str, y_label: &str, axis: Axis, series: &[Series]) -> (String, Scale) {
+    let scale = Scale::new(axis, series);
+    let mut out = String::new();
     let _ = write!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12">"#
@@ -202,7 +214,7 @@ fn frame(out: &mut String, title: &str, y_label: &str, scale: &Scale) {
     let _ = write!(out, r#"<title>{}</title>"#, escape(title));
     let _ = write!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     for value in scale.ticks() {
-        let y = y_of(scale, value);
+        let y = y_of(&scale, value);
         let _ = write!(
             out,
             r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
@@ -222,6 +234,7 @@ fn frame(out: &mut String, title: &str, y_label: &str, scale: &Scale) {
         TOP + PLOT_HEIGHT / 2.0,
         escape(&label)
     );
+    (out, scale)
 }
 
 /// Legend keys flow left to right and wrap into rows below the plot; a key
@@ -238,10 +251,7 @@ fn legend(out: &mut String, series: &[Series], lines: bool) {
         }
         let colour = s.style.colour;
         if lines {
-            let dash = s
-                .style
-                .dash
-                .map_or_else(String::new, |d| format!(r#" stroke-dasharray="{d}""#));
+            let dash = s.style.dash_attribute();
             let _ = write!(
                 out,
                 r#"<line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{colour}" stroke-width="2"{dash}/>"#,
@@ -276,9 +286,7 @@ pub fn bar_chart(
     categories: &[String],
     series: &[Series],
 ) -> String {
-    let scale = Scale::new(axis, series);
-    let mut out = String::new();
-    frame(&mut out, title, y_label, &scale);
+    let (mut out, scale) = frame(title, y_label, axis, series);
     let group = PLOT_WIDTH / categories.len().max(1) as f64;
     let bar = (group * 0.8) / series.len().max(1) as f64;
     let bottom = TOP + PLOT_HEIGHT;
@@ -323,9 +331,7 @@ pub fn line_chart(
     x_labels: &[String],
     series: &[Series],
 ) -> String {
-    let scale = Scale::new(axis, series);
-    let mut out = String::new();
-    frame(&mut out, title, y_label, &scale);
+    let (mut out, scale) = frame(title, y_label, axis, series);
     let step = PLOT_WIDTH / x_labels.len().max(1) as f64;
     let x_of = |i: usize| LEFT + step * (i as f64 + 0.5);
     for (i, label) in x_labels.iter().enumerate() {
@@ -349,10 +355,7 @@ pub fn line_chart(
             .iter()
             .map(|(x, y)| format!("{x:.1},{y:.1}"))
             .collect();
-        let dash = s
-            .style
-            .dash
-            .map_or_else(String::new, |d| format!(r#" stroke-dasharray="{d}""#));
+        let dash = s.style.dash_attribute();
         let _ = write!(
             out,
             r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"{dash}><title>{}</title></polyline>"#,

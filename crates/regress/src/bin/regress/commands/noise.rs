@@ -1,8 +1,6 @@
 //! `regress noise`: measure every harness several times and print the
 //! run-to-run spread, with the threshold each could live with.
 
-use std::time::Instant;
-
 use regress::format::count;
 use regress::judge::noise::Spread;
 use regress::parallel;
@@ -16,31 +14,18 @@ pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
     let runner = context.runner()?;
     let (binary, names) = harnesses(&runner, &args.filters.harnesses)?;
     let reporter = context.reporter;
-    let workers = context.workers();
     let jobs: Vec<&String> = names
         .iter()
         .flat_map(|name| std::iter::repeat_n(name, args.runs as usize))
         .collect();
-    let started = Instant::now();
     let total = jobs.len();
-    reporter.event(Event::MeasuringStarted { total, workers });
-    let results = parallel::map(
+    let results = parallel::measure_all(
         &jobs,
-        workers,
+        context.workers(),
+        reporter,
+        |name| (None, name.as_str()),
         |name| runner.measure(name, &binary),
-        |_, name, result| {
-            reporter.event(Event::Measured {
-                side: None,
-                harness: name,
-                result: result.as_ref().map(|m| m.instructions).map_err(|e| e as _),
-            })
-        },
     );
-    reporter.event(Event::MeasuringFinished {
-        total,
-        workers,
-        elapsed: started.elapsed(),
-    });
     let mut spreads: Vec<Spread> = names
         .iter()
         .map(|name| Spread {

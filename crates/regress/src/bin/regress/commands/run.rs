@@ -1,8 +1,6 @@
 //! `regress run`: measure harnesses in parallel and gate each against its
 //! baseline, with one summary table.
 
-use std::time::Instant;
-
 use regress::format::count;
 use regress::gate::{self, UnmatchedPolicy, Verdict, VerdictMessage};
 use regress::judge::baseline::BaselineFile;
@@ -18,27 +16,13 @@ pub fn run(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
     let runner = context.runner()?;
     let (binary, names) = harnesses(&runner, &filters.harnesses)?;
     let reporter = context.reporter;
-    let workers = context.workers();
-    let started = Instant::now();
-    let total = names.len();
-    reporter.event(Event::MeasuringStarted { total, workers });
-    let results = parallel::map(
+    let results = parallel::measure_all(
         &names,
-        workers,
+        context.workers(),
+        reporter,
+        |name| (None, name.as_str()),
         |name| runner.measure(name, &binary),
-        |_, name, result| {
-            reporter.event(Event::Measured {
-                side: None,
-                harness: name,
-                result: result.as_ref().map(|m| m.instructions).map_err(|e| e as _),
-            })
-        },
     );
-    reporter.event(Event::MeasuringFinished {
-        total,
-        workers,
-        elapsed: started.elapsed(),
-    });
 
     let mut table = Table::new(&["harness", "instructions", "per byte", "baseline", "verdict"]);
     let (mut regressed, mut errors) = (0, 0);
@@ -114,12 +98,12 @@ mod tests {
 
     #[test]
     fn a_row_shows_the_count_the_baseline_and_the_verdict() {
-        let measurement = fixtures::measurement("s2n_tls::record_aes128gcm_1k", 2_000, Some(1_000));
+        let measurement = fixtures::measurement("s2n_tls::record_aes128gcm_1k", 2_000_000, Some(1_000_000));
         let verdict = gate::evaluate(
             &measurement,
             Ok(Some(fixtures::baseline(
                 "s2n_tls::record_aes128gcm_1k",
-                &[("3.19.0", 1_000)],
+                &[("3.19.0", 1_000_000)],
             ))),
         )
         .expect("verdict");
@@ -127,9 +111,9 @@ mod tests {
             row(&measurement, &verdict),
             [
                 "s2n_tls::record_aes128gcm_1k",
-                "2,000",
+                "2,000,000",
                 "2.000",
-                "1,000",
+                "1,000,000",
                 "REGRESSED"
             ]
         );
