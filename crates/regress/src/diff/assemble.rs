@@ -2,17 +2,19 @@
 //! then compare each harness's two counts and profiles into a
 //! [`HarnessDiff`], and the lot into a [`DiffReport`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use regress_profile::cachegrind_out;
 
 use super::annotate::annotated_diff;
 use super::compare::{self, function_deltas, HarnessDiff};
 use super::error::DiffError;
+use super::git::Worktree;
 use super::interrupt;
 use super::normalize::Normalizer;
-use super::pipeline::{Plan, SideBuild};
+use super::report::Revision;
 use super::report::{DiffReport, DIFF_SCHEMA};
+use super::shard::Shard;
 use super::Side;
 use crate::format::{count, signed, signed_percent};
 use crate::judge::baseline::BaselineFile;
@@ -20,11 +22,31 @@ use crate::judge::Threshold;
 use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
 use crate::report::events::{Event, Listener};
-use crate::workspace::file_stem;
-use crate::{parallel, Measurement};
+use crate::workspace::{file_stem, Workspace};
+use crate::{parallel, Measurement, Runner};
+
+/// One side, built.
+pub(super) struct SideBuild {
+    pub(super) side: Side,
+    /// Kept alive until the measurements are done: the runner reads the
+    /// commit's Cargo.lock, and the committed thresholds are read from it.
+    pub(super) worktree: Worktree,
+    pub(super) binary: PathBuf,
+    pub(super) names: Vec<String>,
+    pub(super) runner: Runner,
+}
+
+/// What the diff is of: the two commits, this run's shard, and the
+/// checkout whose `perf_outputs/` receives the result.
+pub(super) struct Commits<'a> {
+    pub(super) base: &'a Revision,
+    pub(super) head: &'a Revision,
+    pub(super) shard: Option<Shard>,
+    pub(super) workspace: &'a Workspace,
+}
 
 pub(super) fn measure_and_compare(
-    plan: &Plan,
+    plan: &Commits<'_>,
     valgrind: &Valgrind,
     workers: usize,
     sides: &[SideBuild],
@@ -88,14 +110,19 @@ pub(super) fn measure_and_compare(
         head: plan.head.clone(),
         valgrind: valgrind.version.to_string(),
         method: valgrind.method,
-        shards: plan.request.shard.into_iter().collect(),
+        shards: plan.shard.into_iter().collect(),
         harnesses: diffs,
         problems: Vec::new(),
     })
 }
 
 /// The lines above `cg_annotate`'s text, so the file explains itself.
-fn diff_header(plan: &Plan, harness: &str, diff: &HarnessDiff, normalizer: &Normalizer) -> String {
+fn diff_header(
+    plan: &Commits<'_>,
+    harness: &str,
+    diff: &HarnessDiff,
+    normalizer: &Normalizer,
+) -> String {
     let [mod_filename, mod_funcname] = normalizer.tool_args();
     let lines = [
         format!("per-function diff of {harness}: head minus base"),
@@ -127,7 +154,7 @@ fn diff_header(plan: &Plan, harness: &str, diff: &HarnessDiff, normalizer: &Norm
 
 /// What comparing one harness needs besides its measurements.
 struct Comparison<'a> {
-    plan: &'a Plan,
+    plan: &'a Commits<'a>,
     valgrind: &'a Valgrind,
     normalizer: Normalizer,
     sides: &'a [SideBuild],

@@ -30,10 +30,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::assemble;
+use super::assemble::{self, Commits, SideBuild};
 use super::build::{self, BuildSpec, Isolation};
 use super::error::DiffError;
-use super::git::{Repo, Worktree};
+use super::git::Repo;
 use super::interrupt;
 use super::report::{DiffReport, Revision};
 use super::scratch::{choose_target_dir, clear_outputs, lock, RemoveOnDrop};
@@ -68,10 +68,10 @@ pub struct DiffRequest {
 #[derive(Debug)]
 pub struct Plan {
     repo: Repo,
-    pub(super) workspace: Workspace,
+    workspace: Workspace,
     pub base: Revision,
     pub head: Revision,
-    pub(super) request: DiffRequest,
+    request: DiffRequest,
 }
 
 impl Plan {
@@ -206,7 +206,18 @@ impl Plan {
 
         let harnesses = self.select(&sides, listener)?;
         let report = assemble::measure_and_compare(
-            &self, valgrind, workers, &sides, &harnesses, &outputs, listener,
+            &Commits {
+                base: &self.base,
+                head: &self.head,
+                shard: self.request.shard,
+                workspace: &self.workspace,
+            },
+            valgrind,
+            workers,
+            &sides,
+            &harnesses,
+            &outputs,
+            listener,
         );
         // Remove the worktrees now, so their messages come before the result.
         drop(sides);
@@ -264,15 +275,4 @@ impl Plan {
             None => selected,
         })
     }
-}
-
-/// One side, built.
-pub(super) struct SideBuild {
-    pub(super) side: Side,
-    /// Kept alive until the measurements are done: the runner reads the
-    /// commit's Cargo.lock and writes its records there.
-    pub(super) worktree: Worktree,
-    pub(super) binary: PathBuf,
-    pub(super) names: Vec<String>,
-    pub(super) runner: Runner,
 }

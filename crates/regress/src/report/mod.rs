@@ -13,6 +13,31 @@ pub mod terminal;
 pub use events::Event;
 pub use terminal::Reporter;
 
+use crate::format::count;
+use crate::measure::scale::Scaling;
+
+/// A scaling run as a table: threads, total time and operations,
+/// operations per second overall and per thread.
+pub fn scaling_table(scaling: &Scaling) -> Table {
+    let mut table = Table::new(&[
+        "threads",
+        "total time (s)",
+        "total ops",
+        "ops/s",
+        "ops/s per thread",
+    ]);
+    for point in &scaling.points {
+        table.row(vec![
+            point.threads.to_string(),
+            format!("{:.2}", point.wall_seconds),
+            count(point.total_operations()),
+            format!("{:.1}", point.operations_per_second()),
+            format!("{:.1}", point.operations_per_second_per_thread()),
+        ]);
+    }
+    table
+}
+
 /// A plain text table with right-aligned numeric columns, as a terminal
 /// reader expects.
 pub struct Table {
@@ -92,7 +117,8 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::count;
+    use crate::measure::scale::SCALE_SCHEMA;
+    use regress_measure::scale::{ScaleReport, ThreadResult};
 
     #[test]
     fn tables_align() {
@@ -106,5 +132,39 @@ mod tests {
         assert!(table
             .to_markdown()
             .starts_with("| harness | instructions |\n| --- | ---: |\n"));
+    }
+
+    #[test]
+    fn scaling_table_has_the_documented_columns() {
+        let scaling = Scaling {
+            schema: SCALE_SCHEMA,
+            harness: "a::b".into(),
+            seconds_per_point: 1.0,
+            points: vec![ScaleReport {
+                harness: "a::b".into(),
+                threads: 2,
+                wall_seconds: 1.01,
+                per_thread: vec![
+                    ThreadResult {
+                        operations: 100,
+                        busy_seconds: 0.5,
+                    },
+                    ThreadResult {
+                        operations: 50,
+                        busy_seconds: 0.5,
+                    },
+                ],
+            }],
+        };
+        let markdown = scaling_table(&scaling).to_markdown();
+        assert!(
+            markdown
+                .starts_with("| threads | total time (s) | total ops | ops/s | ops/s per thread |"),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("| 2 | 1.01 | 150 | 300.0 | 150.0 |"),
+            "{markdown}"
+        );
     }
 }

@@ -329,7 +329,7 @@ td{text-align:right}td:first-child{text-align:left}figure{margin:1.5em 0}</style
     }
     for scaling in scalings {
         let _ = writeln!(out, "<h2>Scaling: {}</h2>", escape(&scaling.harness));
-        out.push_str(&table_html(&scaling.table()));
+        out.push_str(&table_html(&super::scaling_table(scaling)));
     }
     out.push_str("</body></html>\n");
     out

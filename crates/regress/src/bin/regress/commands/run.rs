@@ -98,7 +98,8 @@ mod tests {
 
     #[test]
     fn a_row_shows_the_count_the_baseline_and_the_verdict() {
-        let measurement = fixtures::measurement("s2n_tls::record_aes128gcm_1k", 2_000_000, Some(1_000_000));
+        let measurement =
+            fixtures::measurement("s2n_tls::record_aes128gcm_1k", 2_000_000, Some(1_000_000));
         let verdict = gate::evaluate(
             &measurement,
             Ok(Some(fixtures::baseline(

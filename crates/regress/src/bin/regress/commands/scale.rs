@@ -45,10 +45,13 @@ pub fn scale(context: &Context, args: &ScaleArgs) -> anyhow::Result<Outcome> {
             Duration::from_secs_f64(args.seconds),
             &outputs.join(".scratch"),
         )?;
-        reporter.print(&format!("{name}\n{}", scaling.table().to_text()));
+        reporter.print(&format!(
+            "{name}\n{}",
+            regress::report::scaling_table(&scaling).to_text()
+        ));
         markdown.push_str(&format!(
             "### {name}\n\n{}\n",
-            scaling.table().to_markdown()
+            regress::report::scaling_table(&scaling).to_markdown()
         ));
         regress::atomic_file::write(
             &outputs.join(format!("{}.json", file_stem(name))),
