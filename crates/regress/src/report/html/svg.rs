@@ -313,7 +313,7 @@ pub fn bar_chart(
         let label_y = bottom + 12.0;
         let _ = write!(
             out,
-            r#"<text transform="translate({label_x:.1} {label_y:.1}) rotate(30)" font-size="10">{}</text>"#,
+            r#"<text transform="translate({label_x:.1} {label_y:.1}) rotate(-35)" text-anchor="end" font-size="10">{}</text>"#,
             escape(category)
         );
     }
