@@ -26,11 +26,11 @@ use crate::workspace::{file_stem, Workspace};
 use crate::{parallel, Measurement, Runner};
 
 /// One side, built.
-pub(super) struct SideBuild {
+pub(super) struct SideBuild<'a> {
     pub(super) side: Side,
     /// Kept alive until the measurements are done: the runner reads the
     /// commit's Cargo.lock, and the committed thresholds are read from it.
-    pub(super) worktree: Worktree,
+    pub(super) worktree: Worktree<'a>,
     pub(super) binary: PathBuf,
     pub(super) names: Vec<String>,
     pub(super) runner: Runner,
@@ -157,7 +157,7 @@ struct Comparison<'a> {
     plan: &'a Commits<'a>,
     valgrind: &'a Valgrind,
     normalizer: Normalizer,
-    sides: &'a [SideBuild],
+    sides: &'a [SideBuild<'a>],
     outputs: &'a Path,
 }
 

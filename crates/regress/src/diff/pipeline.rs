@@ -140,7 +140,7 @@ impl Plan {
         std::fs::create_dir_all(&scratch)
             .map_err(|source| DiffError::io("create the folder", &scratch, source))?;
         let _lock = lock(&scratch, || note(DiffStep::WaitingForLock))?;
-        self.repo.remove_stale_worktrees(&scratch);
+        self.repo.remove_stale_worktrees(&scratch, listener);
         let bin_dir = RemoveOnDrop(scratch.join("bin"));
         let _ = std::fs::remove_dir_all(&bin_dir.0);
 
@@ -156,9 +156,9 @@ impl Plan {
         for (side, revision) in [(Side::Base, &self.base), (Side::Head, &self.head)] {
             interrupt::check()?;
             let name = format!("{side}-{}", revision.short());
-            let worktree = self
-                .repo
-                .add_worktree(&scratch.join(&name), &revision.commit)?;
+            let worktree =
+                self.repo
+                    .add_worktree(&scratch.join(&name), &revision.commit, listener)?;
             let (config, target_dir) = match build::isolation(worktree.path())? {
                 Isolation::Renamed(config) => (config, shared_target.clone()),
                 Isolation::NeedsOwnTargetDir { reason } => {

@@ -153,14 +153,7 @@ mod tests {
     use super::*;
 
     fn sample() -> Fingerprint {
-        Fingerprint {
-            valgrind: "3.19.0".into(),
-            method: Method::Subtraction,
-            rustc: "rustc 1.95.0".into(),
-            target: "x86_64-unknown-linux-gnu".into(),
-            cpu_features: vec!["aes".into(), "avx2".into()],
-            libraries: [("s2n-tls".to_owned(), "0.3.47".to_owned())].into(),
-        }
+        crate::fixtures::fingerprint("3.19.0")
     }
 
     #[test]

@@ -168,6 +168,29 @@ impl Runner {
         libraries.extend(last.report.runtime_libraries.clone());
         let fingerprint =
             Fingerprint::new(&self.valgrind, last.report.cpu_features.clone(), libraries);
+        self.write_outputs(
+            Outcome {
+                harness,
+                instructions: instructions as u64,
+                bytes_per_run: last.report.bytes_per_run,
+                operations_per_run: last.report.operations_per_run,
+                fingerprint,
+            },
+            &annotation_text,
+            &region_profile,
+        )
+    }
+
+    /// Writes the annotated profile (with the runner's header), the raw
+    /// region profile and the record of one measurement into this runner's
+    /// output folder, and returns the record.
+    fn write_outputs(
+        &self,
+        outcome: Outcome<'_>,
+        annotation_text: &str,
+        region_profile: &Path,
+    ) -> Result<Measurement> {
+        let harness = outcome.harness;
         let stem = file_stem(harness);
         let outputs = &self.outputs;
         let annotated_path = outputs.join(format!("{stem}.annotated.txt"));
@@ -175,10 +198,10 @@ impl Runner {
         let measurement = Measurement {
             schema: MEASUREMENT_SCHEMA,
             harness: harness.to_owned(),
-            instructions: instructions as u64,
-            bytes_per_run: last.report.bytes_per_run,
-            operations_per_run: last.report.operations_per_run,
-            fingerprint,
+            instructions: outcome.instructions,
+            bytes_per_run: outcome.bytes_per_run,
+            operations_per_run: outcome.operations_per_run,
+            fingerprint: outcome.fingerprint,
             annotated: relative(&self.workspace, &annotated_path),
             profile: relative(&self.workspace, &profile_path),
         };
@@ -188,8 +211,8 @@ impl Runner {
             &annotated_path,
             format!("{header}{annotation_text}").as_bytes(),
         )?;
-        let profile_bytes = std::fs::read(&region_profile)
-            .map_err(|source| Error::io("read", &region_profile, source))?;
+        let profile_bytes = std::fs::read(region_profile)
+            .map_err(|source| Error::io("read", region_profile, source))?;
         atomic_file::write(&profile_path, &profile_bytes)?;
         let mut record =
             serde_json::to_string_pretty(&measurement).map_err(|source| Error::Serialize {
@@ -200,6 +223,15 @@ impl Runner {
         atomic_file::write(&Measurement::path_in(outputs, harness), record.as_bytes())?;
         Ok(measurement)
     }
+}
+
+/// What a measurement found, before it is written down.
+struct Outcome<'a> {
+    harness: &'a str,
+    instructions: u64,
+    bytes_per_run: Option<u64>,
+    operations_per_run: u64,
+    fingerprint: Fingerprint,
 }
 
 fn read_profile(path: &Path) -> Result<cachegrind_out::Profile> {
@@ -304,6 +336,45 @@ pub fn strip_header(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A runner told to write elsewhere writes everything there, the record
+    /// included, and nothing into the workspace's `perf_outputs/` (a diff
+    /// must never write into the checkout of the commit it measures).
+    #[test]
+    fn another_output_folder_receives_the_record_too() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = Workspace::new(dir.path().join("checkout"));
+        let elsewhere = dir.path().join("diff/base");
+        std::fs::create_dir_all(&elsewhere).expect("mkdir");
+        let runner = Runner {
+            workspace: workspace.clone(),
+            valgrind: crate::fixtures::valgrind("3.24.0"),
+            timeout: Duration::from_secs(1),
+            libraries: BTreeMap::new(),
+            outputs: workspace.perf_outputs_dir(),
+        }
+        .with_output_dir(&elsewhere);
+        let profile = dir.path().join("region.cachegrind.out");
+        std::fs::write(&profile, "events: Ir\nsummary: 5\n").expect("write");
+        let written = runner
+            .write_outputs(
+                Outcome {
+                    harness: "a::b",
+                    instructions: 5,
+                    bytes_per_run: None,
+                    operations_per_run: 1,
+                    fingerprint: crate::fixtures::fingerprint("3.24.0"),
+                },
+                "annotated\n",
+                &profile,
+            )
+            .expect("write outputs");
+        let record = Measurement::read(&Measurement::path_in(&elsewhere, "a::b")).expect("record");
+        assert_eq!(record, written);
+        assert_eq!(record.profile, elsewhere.join("a.b.cachegrind.out"));
+        assert!(elsewhere.join("a.b.annotated.txt").is_file());
+        assert!(!workspace.perf_outputs_dir().exists());
+    }
 
     #[test]
     fn header_round_trips() {

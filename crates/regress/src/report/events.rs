@@ -96,6 +96,13 @@ pub enum DiffStep<'a> {
         selected: usize,
         of: usize,
     },
+    /// An interrupted diff left this worktree; it is being removed.
+    StaleWorktree { path: &'a Path },
+    /// A worktree could not be removed.
+    WorktreeLeft {
+        path: &'a Path,
+        error: &'a dyn Display,
+    },
     /// Ctrl-C cannot be handled; an interrupted diff leaves its worktrees.
     NoInterruptHandler { error: &'a dyn Display },
     /// The user interrupted; the worktrees are being removed.
@@ -105,4 +112,11 @@ pub enum DiffStep<'a> {
 /// Whoever wants to hear about progress.
 pub trait Listener: Sync {
     fn event(&self, event: Event<'_>);
+}
+
+/// A listener that ignores everything (tests, callers with no one to tell).
+pub struct Silent;
+
+impl Listener for Silent {
+    fn event(&self, _: Event<'_>) {}
 }

@@ -140,7 +140,7 @@ impl Listener for Reporter {
             } => {
                 self.finish_bar();
                 self.note(&format!(
-                    "measured {total} in {:.1} s on {workers} workers",
+                    "{total} measurements in {:.1} s on {workers} workers",
                     elapsed.as_secs_f64()
                 ));
             }
@@ -206,6 +206,14 @@ fn diff_step(step: DiffStep<'_>) -> String {
             selected,
             of,
         } => format!("shard {shard}: {selected} of {of} harnesses"),
+        DiffStep::StaleWorktree { path } => format!(
+            "removing the worktree {} that an interrupted diff left",
+            path.display()
+        ),
+        DiffStep::WorktreeLeft { path, error } => format!(
+            "cannot remove the worktree {}: {error}; remove it by hand and run `git worktree prune`",
+            path.display()
+        ),
         DiffStep::NoInterruptHandler { error } => format!(
             "cannot handle Ctrl-C ({error}); an interrupted diff leaves its worktrees for the \
              next one to remove"
