@@ -43,19 +43,30 @@ pub struct Measurement {
     pub profile: PathBuf,
 }
 
+/// Instructions per application byte, for throughput paths (those that
+/// move bytes); shared by records, baselines and comparisons.
+pub fn per_byte(instructions: u64, bytes_per_run: Option<u64>) -> Option<f64> {
+    bytes_per_run
+        .filter(|bytes| *bytes > 0)
+        .map(|bytes| instructions as f64 / bytes as f64)
+}
+
+/// Instructions per call of the measured API, for paths that make more
+/// than one call per run.
+pub fn per_operation(instructions: u64, operations_per_run: u64) -> Option<f64> {
+    (operations_per_run > 1).then(|| instructions as f64 / operations_per_run as f64)
+}
+
 impl Measurement {
     /// Instructions per application byte, for throughput paths.
     pub fn instructions_per_byte(&self) -> Option<f64> {
-        self.bytes_per_run
-            .filter(|bytes| *bytes > 0)
-            .map(|bytes| self.instructions as f64 / bytes as f64)
+        per_byte(self.instructions, self.bytes_per_run)
     }
 
     /// Instructions per call of the measured API, for paths that make more
     /// than one call per run.
     pub fn instructions_per_operation(&self) -> Option<f64> {
-        (self.operations_per_run > 1)
-            .then(|| self.instructions as f64 / self.operations_per_run as f64)
+        per_operation(self.instructions, self.operations_per_run)
     }
 
     /// Where the record of `harness` lives in the workspace's

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::format::count;
-use crate::measure::measurement::Measurement;
+use crate::measure::measurement::{self, Measurement};
 use crate::measure::overhead;
 use crate::report::Table;
 use crate::workspace::Workspace;
@@ -77,15 +77,12 @@ impl From<&Measurement> for Count {
 impl Count {
     /// Instructions per application byte, for throughput paths.
     pub fn per_byte(&self) -> Option<f64> {
-        self.bytes_per_run
-            .filter(|bytes| *bytes > 0)
-            .map(|bytes| self.instructions as f64 / bytes as f64)
+        measurement::per_byte(self.instructions, self.bytes_per_run)
     }
 
     /// Instructions per call, for paths that make more than one per run.
     pub fn per_operation(&self) -> Option<f64> {
-        (self.operations_per_run > 1)
-            .then(|| self.instructions as f64 / self.operations_per_run as f64)
+        measurement::per_operation(self.instructions, self.operations_per_run)
     }
 }
 
