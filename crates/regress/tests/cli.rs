@@ -140,3 +140,45 @@ fn outside_a_workspace_the_error_says_where_it_looked() {
         stderr(&output)
     );
 }
+
+/// `regress readme` rewrites only the marked sections from `baselines/`,
+/// and `--check` says (exit 1) when they are out of date.
+#[test]
+fn readme_tables_follow_the_baselines() {
+    let root = workspace();
+    // Valgrind 3.24 entries are markers entries, the ones the tables show.
+    let file = fixtures::baseline("s2n_tls::handshake_rsa4096", &[("3.24.0", 76_880_673)]);
+    std::fs::write(
+        root.path().join("baselines/s2n_tls.handshake_rsa4096.json"),
+        file.to_json().expect("json"),
+    )
+    .expect("write baseline");
+    let sections = ["library-comparison", "aead-per-call", "method-agreement"]
+        .map(|s| {
+            format!("<!-- regress readme: {s} -->\nstale 1,234\n<!-- /regress readme: {s} -->\n")
+        })
+        .join("prose\n");
+    let readme = root.path().join("README.md");
+    std::fs::write(&readme, format!("# title\n{sections}end\n")).expect("write README");
+
+    let check = regress(root.path(), &["readme", "--check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    assert!(stderr(&check).contains("cargo run -p regress -- readme"));
+
+    let write = regress(root.path(), &["readme"]);
+    assert!(write.status.success(), "{}", stderr(&write));
+    let text = std::fs::read_to_string(&readme).expect("read README");
+    assert!(
+        text.contains("| handshake_rsa4096 | 76,880,673 |"),
+        "{text}"
+    );
+    assert!(!text.contains("stale"), "{text}");
+    assert!(
+        text.starts_with("# title\n") && text.ends_with("end\n"),
+        "{text}"
+    );
+    assert_eq!(
+        regress(root.path(), &["readme", "--check"]).status.code(),
+        Some(0)
+    );
+}
