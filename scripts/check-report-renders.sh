@@ -25,7 +25,7 @@ rm -f "$shot"
 # The network stays closed: the page must need none of it.
 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" --window-size=1000,2600 \
+    --user-data-dir="$profile" --window-size=1000,4400 \
     --screenshot="$shot" "file://$(readlink -f "$page")" >/dev/null 2>&1 || true
 if [ ! -s "$shot" ]; then
     echo "Chromium did not render $page" >&2

@@ -13,7 +13,7 @@ use std::time::Duration;
 use harnesses::calibration::{Spin, INSTRUCTIONS_PER_ITERATION};
 use libtest_mimic::{Arguments, Trial};
 use regress::harness_test::notice;
-use regress::valgrind::Valgrind;
+use regress::measure::valgrind::Valgrind;
 use regress::workspace::Workspace;
 use regress::{Error, Runner};
 use regress_measure::program::{self, Entry};
@@ -216,7 +216,7 @@ fn calibration_counts_exactly_three_instructions_per_iteration() {
         annotated.contains(&format!("method {}", runner.valgrind.method)),
         "{annotated}"
     );
-    let text = regress::runner::strip_header(&annotated);
+    let text = regress::measure::runner::strip_header(&annotated);
     let parsed = regress_profile::annotated::parse(text).expect("parse annotated");
     assert_eq!(parsed.total_instructions as u64, one.instructions);
     assert!(

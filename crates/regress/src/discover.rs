@@ -196,12 +196,11 @@ pub fn list(binary: &Path) -> Result<Vec<String>> {
             source,
         })?;
     if !output.status.success() {
-        return Err(Error::Invalid(format!(
-            "{} list failed ({}): {}",
-            binary.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
+        return Err(Error::HarnessList {
+            binary: binary.to_path_buf(),
+            status: output.status.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        });
     }
     Ok(parse_list(&String::from_utf8_lossy(&output.stdout)))
 }

@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::baseline::BaselineError;
-
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{tool} was not found{searched}.\n  {hint}")]
@@ -47,8 +45,8 @@ pub enum Error {
     },
 
     #[error(
-        "{harness} ran under Valgrind but wrote no report: the test binary {binary} has no test \
-         named exactly {harness:?}. A harness's name must be its test path (module::function)."
+        "{harness} ran under Valgrind and exited cleanly but wrote no report: {binary} is not a \
+         measured program (its `main` must call `regress_measure::program::serve` first)."
     )]
     NoReport { harness: String, binary: PathBuf },
 
@@ -96,24 +94,101 @@ pub enum Error {
         source: serde_json::Error,
     },
 
-    #[error(transparent)]
-    Baseline(#[from] BaselineError),
+    #[error("{path} is not a valid {what}: {source}")]
+    Toml {
+        what: &'static str,
+        path: PathBuf,
+        /// Boxed: the parser's error is large, and every `Result` of the
+        /// runner would carry its size.
+        #[source]
+        source: Box<toml::de::Error>,
+    },
 
     #[error(transparent)]
     Build(#[from] crate::discover::BuildError),
 
-    #[error("{0}")]
-    Invalid(String),
+    #[error(
+        "{path} has schema {found}, and this runner reads schema {expected}; measure again \
+         (`cargo run -p regress -- run`) to write a current one"
+    )]
+    Schema {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+
+    #[error("cannot turn the {what} into JSON: {source}")]
+    Serialize {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+
+    #[error("{variable}={value:?} must be {expected}")]
+    BadSetting {
+        variable: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+
+    #[error(
+        "no workspace root (a folder with Cargo.lock and baselines/) above {start}; \
+         run from inside the project or set REGRESS_ROOT"
+    )]
+    NoWorkspace { start: PathBuf },
+
+    #[error(
+        "{name:?} is not a harness name: expected <library>::<path> in lower-case letters, \
+         digits and underscores"
+    )]
+    HarnessName { name: String },
+
+    #[error(
+        "{harness}: the two children of a subtraction saw different CPU features \
+         ({before:?} vs {after:?}); the difference of their counts would be meaningless.\n  \
+         Measure again on a machine that does not migrate the process between unlike CPUs."
+    )]
+    CpuFeaturesDiffer {
+        harness: String,
+        before: Vec<String>,
+        after: Vec<String>,
+    },
+
+    #[error(
+        "the harness binary {binary} is gone (rebuilt or removed while measuring?); run again"
+    )]
+    BinaryGone { binary: PathBuf },
+
+    #[error("{binary} list failed ({status}): {stderr}")]
+    HarnessList {
+        binary: PathBuf,
+        status: String,
+        stderr: String,
+    },
+
+    #[error(
+        "{harness} failed while being scaled natively on {threads} thread(s) ({status}).\n\
+         --- its stderr (last lines) ---\n{stderr}\n--- end of stderr ---\n  \
+         Run `cargo test -p harnesses --test perf -- {harness} --exact` to see it fail alone."
+    )]
+    ScaleFailed {
+        harness: String,
+        threads: usize,
+        status: String,
+        stderr: String,
+    },
+
+    #[error(
+        "{harness} ran natively and exited cleanly but wrote no scaling report: {binary} is not \
+         a measured program (its `main` must call `regress_measure::program::serve` first)."
+    )]
+    ScaleNoReport { harness: String, binary: PathBuf },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub(crate) fn io(
-        action: &'static str,
-        path: impl Into<PathBuf>,
-        source: std::io::Error,
-    ) -> Self {
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             action,
             path: path.into(),

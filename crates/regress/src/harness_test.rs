@@ -14,9 +14,9 @@ use std::path::Path;
 
 use regress_measure::program::Entry;
 
-use crate::baseline::BaselineFile;
-use crate::gate::{self, UnmatchedPolicy, VerdictMessage};
-use crate::runner::Runner;
+use crate::judge::baseline::BaselineFile;
+use crate::judge::gate::{self, UnmatchedPolicy, VerdictMessage};
+use crate::measure::runner::Runner;
 
 /// Set to `true` to measure and gate under Valgrind.
 pub const ENV_ENABLE: &str = "ENABLE_VALGRIND";

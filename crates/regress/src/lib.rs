@@ -1,44 +1,42 @@
-//! The runner: measures harnesses under Valgrind Cachegrind and gates their
-//! instruction counts against committed baselines.
+//! The runner: measures harnesses under Valgrind Cachegrind, judges their
+//! instruction counts against committed baselines or against another
+//! commit, and reports the results.
 //!
-//! How the pieces fit, in the order a measurement flows through them:
+//! The folders follow the pipeline a count flows through:
 //!
-//! - [`valgrind`] finds Valgrind and picks the counting method from its
-//!   version;
-//! - [`cachegrind`] re-executes a harness's test binary under Cachegrind in a
-//!   pinned environment;
-//! - [`annotate`] runs `cg_diff` and `cg_annotate` on the profiles;
-//! - [`runner`] ties those together and writes `perf_outputs/`;
-//! - [`fingerprint`] says what a count depends on;
-//! - [`baseline`] reads and blesses `baselines/`;
-//! - [`gate`] judges a count against its baseline;
-//! - [`harness_test`] is what each harness's `#[test]` calls;
-//! - [`discover`], [`noise`] and [`report`] serve the `regress` binary;
-//! - [`diff`] compares two commits (`regress diff`).
+//! - [`measure`]: find Valgrind, run one harness's child under Cachegrind,
+//!   annotate its profile, and write the record into `perf_outputs/`
+//!   ([`measure::runner::Runner`] ties it together);
+//! - [`judge`]: the one judge of a change against a threshold, the
+//!   committed `baselines/`, and the gate that applies the judge to a
+//!   measurement;
+//! - [`diff`]: two commits, built in worktrees, measured and compared
+//!   function by function;
+//! - [`report`]: the one reporter of progress and results, and the
+//!   documents made from the data (comparison, README tables, HTML page).
+//!
+//! Beside them: [`harness_test`] (what each harness's test does),
+//! [`discover`] (building the measured program and listing its harnesses),
+//! [`toolchain`] (which compilers built it), and the
+//! small shared pieces [`workspace`], [`error`], [`format`],
+//! [`atomic_file`], [`parallel`] and [`fixtures`]. The `regress` binary
+//! (`src/bin/regress/`) is a thin layer of commands over this library.
 
-pub mod annotate;
 pub mod atomic_file;
-pub mod baseline;
-pub mod cachegrind;
-pub mod compare;
 pub mod diff;
 pub mod discover;
 pub mod error;
-pub mod fingerprint;
-pub mod gate;
+#[doc(hidden)]
+pub mod fixtures;
+pub mod format;
 pub mod harness_test;
-pub mod html;
-pub mod measurement;
-pub mod noise;
-pub mod overhead;
+pub mod judge;
+pub mod measure;
 pub mod parallel;
 pub mod report;
-pub mod runner;
-pub mod scale;
 pub mod toolchain;
-pub mod valgrind;
 pub mod workspace;
 
 pub use error::{Error, Result};
-pub use measurement::Measurement;
-pub use runner::Runner;
+pub use measure::measurement::Measurement;
+pub use measure::runner::Runner;

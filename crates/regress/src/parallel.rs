@@ -3,8 +3,13 @@
 //! Valgrind runs one client thread at a time, so one Valgrind process uses
 //! one core; a suite uses the machine by running one process per core.
 
+use std::fmt::Display;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::measure::measurement::Measurement;
+use crate::report::events::{Event, Listener};
 
 /// How many jobs to run at once: the machine's cores, unless `requested`.
 pub fn workers(requested: Option<usize>) -> usize {
@@ -45,6 +50,45 @@ where
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// Measures every item with `measure` on `workers` threads, telling
+/// `listener` when the batch starts, as each measurement ends (named by
+/// `label`: a diff's side, if any, and the harness), and when all are done.
+/// The one way `regress run`, `regress noise` and `regress diff` measure.
+pub fn measure_all<T, E, L, M>(
+    items: &[T],
+    workers: usize,
+    listener: &dyn Listener,
+    label: L,
+    measure: M,
+) -> Vec<Result<Measurement, E>>
+where
+    T: Sync,
+    E: Display + Send,
+    L: for<'a> Fn(&'a T) -> (Option<&'a str>, &'a str) + Sync,
+    M: Fn(&T) -> Result<Measurement, E> + Sync,
+{
+    let started = Instant::now();
+    let total = items.len();
+    listener.event(Event::MeasuringStarted { total, workers });
+    let results = map(items, workers, measure, |_, item, result| {
+        let (side, harness) = label(item);
+        listener.event(Event::Measured {
+            side,
+            harness,
+            result: match result {
+                Ok(measurement) => Ok(measurement.instructions),
+                Err(error) => Err(error),
+            },
+        });
+    });
+    listener.event(Event::MeasuringFinished {
+        total,
+        workers,
+        elapsed: started.elapsed(),
+    });
+    results
 }
 
 #[cfg(test)]

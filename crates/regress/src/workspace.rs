@@ -30,13 +30,7 @@ impl Workspace {
             None => std::env::current_dir()
                 .map_err(|source| Error::io("read the current folder", ".", source))?,
         };
-        Workspace::find_from(&start).ok_or_else(|| {
-            Error::Invalid(format!(
-                "no workspace root (a folder with Cargo.lock and baselines/) above {}; \
-                 run from inside the project or set {ENV_ROOT}",
-                start.display()
-            ))
-        })
+        Workspace::find_from(&start).ok_or(Error::NoWorkspace { start })
     }
 
     /// The nearest ancestor of `start` (itself included) that is a root.
@@ -93,10 +87,9 @@ pub fn validate_harness_name(name: &str) -> Result<()> {
     if parts.len() >= 2 && parts.iter().all(word) {
         Ok(())
     } else {
-        Err(Error::Invalid(format!(
-            "{name:?} is not a harness name: expected <library>::<path> in lower-case \
-             letters, digits and underscores"
-        )))
+        Err(Error::HarnessName {
+            name: name.to_owned(),
+        })
     }
 }
 

@@ -1,13 +1,10 @@
 //! The `regress` binary's handling of bad input, without Valgrind: every
 //! failure exits 2 with a message that says what to do, and loses nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use regress::fingerprint::Fingerprint;
-use regress::measurement::MEASUREMENT_SCHEMA;
-use regress::valgrind::Method;
-use regress::Measurement;
+use regress::fixtures;
 
 /// A workspace in a temporary folder: `Cargo.lock`, `baselines/`,
 /// `perf_outputs/`.
@@ -33,23 +30,7 @@ fn stderr(output: &Output) -> String {
 }
 
 fn write_record(root: &Path, harness: &str, instructions: u64) {
-    let record = Measurement {
-        schema: MEASUREMENT_SCHEMA,
-        harness: harness.to_owned(),
-        instructions,
-        bytes_per_run: None,
-        operations_per_run: 1,
-        fingerprint: Fingerprint {
-            valgrind: "3.19.0".into(),
-            method: Method::Subtraction,
-            rustc: "rustc 1.95.0".into(),
-            target: "x86_64-unknown-linux-gnu".into(),
-            cpu_features: vec!["aes".into()],
-            libraries: Default::default(),
-        },
-        annotated: PathBuf::from("perf_outputs/x.annotated.txt"),
-        profile: PathBuf::from("perf_outputs/x.cachegrind.out"),
-    };
+    let record = fixtures::measurement(harness, instructions, None);
     let path = root
         .join("perf_outputs")
         .join(format!("{}.json", harness.replace("::", ".")));
@@ -135,7 +116,11 @@ fn noise_needs_at_least_two_runs() {
     let root = workspace();
     let output = regress(root.path(), &["noise", "--runs", "1"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("--runs must be at least 2"));
+    let message = stderr(&output);
+    assert!(
+        message.contains("--runs") && message.contains("2.."),
+        "{message}"
+    );
 }
 
 #[test]
@@ -153,5 +138,47 @@ fn outside_a_workspace_the_error_says_where_it_looked() {
         stderr(&output).contains("no workspace root"),
         "{}",
         stderr(&output)
+    );
+}
+
+/// `regress readme` rewrites only the marked sections from `baselines/`,
+/// and `--check` says (exit 1) when they are out of date.
+#[test]
+fn readme_tables_follow_the_baselines() {
+    let root = workspace();
+    // Valgrind 3.24 entries are markers entries, the ones the tables show.
+    let file = fixtures::baseline("s2n_tls::handshake_rsa4096", &[("3.24.0", 76_880_673)]);
+    std::fs::write(
+        root.path().join("baselines/s2n_tls.handshake_rsa4096.json"),
+        file.to_json().expect("json"),
+    )
+    .expect("write baseline");
+    let sections = ["library-comparison", "aead-per-call", "method-agreement"]
+        .map(|s| {
+            format!("<!-- regress readme: {s} -->\nstale 1,234\n<!-- /regress readme: {s} -->\n")
+        })
+        .join("prose\n");
+    let readme = root.path().join("README.md");
+    std::fs::write(&readme, format!("# title\n{sections}end\n")).expect("write README");
+
+    let check = regress(root.path(), &["readme", "--check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    assert!(stderr(&check).contains("cargo run -p regress -- readme"));
+
+    let write = regress(root.path(), &["readme"]);
+    assert!(write.status.success(), "{}", stderr(&write));
+    let text = std::fs::read_to_string(&readme).expect("read README");
+    assert!(
+        text.contains("| handshake_rsa4096 | 76,880,673 |"),
+        "{text}"
+    );
+    assert!(!text.contains("stale"), "{text}");
+    assert!(
+        text.starts_with("# title\n") && text.ends_with("end\n"),
+        "{text}"
+    );
+    assert_eq!(
+        regress(root.path(), &["readme", "--check"]).status.code(),
+        Some(0)
     );
 }

@@ -52,7 +52,7 @@ fn target_dir() -> PathBuf {
 /// without Valgrind, unless `REGRESS_REQUIRE_VALGRIND=1` makes that a
 /// failure.
 fn valgrind_or_skip(test: &str) -> bool {
-    match regress::valgrind::Valgrind::from_env() {
+    match regress::measure::valgrind::Valgrind::from_env() {
         Ok(_) => true,
         Err(error) => {
             if std::env::var("REGRESS_REQUIRE_VALGRIND").as_deref() == Ok("1") {
@@ -180,18 +180,18 @@ fn project_with_calibration_change() -> (tempfile::TempDir, PathBuf) {
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "base"]);
 
-    // The list of harnesses lives in the registry macro that both the
-    // perf tests and the benchmarks expand.
+    // The list of harnesses is `harnesses::registry::all()`, which the
+    // measured program, the tests and the benchmarks all read.
     let perf = repo.join("harnesses/src/registry.rs");
     let source = std::fs::read_to_string(&perf).expect("registry.rs");
-    let before = "spin_2m => $crate::calibration::Spin { iterations: 2_000_000 }";
+    let before = "iterations: 2_000_000,\n            },\n        ),\n";
     assert!(
         source.contains(before),
-        "the registry no longer declares {before:?}; update this test"
+        "the registry no longer declares spin_2m as {before:?}; update this test"
     );
     // Also a harness that only head has: reported as added, not an error.
-    let after = "spin_2m => $crate::calibration::Spin { iterations: 2_100_000 },\n                \
-                 spin_1k => $crate::calibration::Spin { iterations: 1_000 }";
+    let after = "iterations: 2_100_000,\n            },\n        ),\n        \
+                 Entry::new(\"calibration::spin_1k\", crate::calibration::Spin { iterations: 1_000 }),\n";
     std::fs::write(&perf, source.replace(before, after)).expect("write registry.rs");
     git(
         &repo,

@@ -19,7 +19,7 @@ use std::process::Command;
 use regress::diff::annotate::annotated_diff;
 use regress::diff::compare::function_deltas;
 use regress::diff::normalize::Normalizer;
-use regress::valgrind::Valgrind;
+use regress::measure::valgrind::Valgrind;
 use regress_profile::{annotated, cachegrind_out};
 
 const BASE: &str = "\

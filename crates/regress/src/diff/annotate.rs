@@ -16,7 +16,8 @@ use std::process::Command;
 
 use super::normalize::Normalizer;
 use crate::error::{Error, Result};
-use crate::valgrind::{Valgrind, Version};
+use crate::measure::annotate::run_tool;
+use crate::measure::valgrind::{Valgrind, Version};
 
 /// The first Valgrind whose `cg_annotate` diffs two profiles itself.
 pub const ANNOTATE_DIFF_SINCE: Version = Version::new(3, 22, 0);
@@ -55,18 +56,7 @@ pub fn annotated_diff(
     text
 }
 
-fn run(mut command: Command, program: &Path, input: &Path) -> Result<String> {
-    let output = command.output().map_err(|source| Error::Spawn {
-        program: program.to_path_buf(),
-        source,
-    })?;
-    if !output.status.success() {
-        return Err(Error::Annotate {
-            program: program.to_path_buf(),
-            status: output.status.to_string(),
-            input: input.to_path_buf(),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+fn run(command: Command, program: &Path, input: &Path) -> Result<String> {
+    let text = run_tool(command, program, input)?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
 }

@@ -1,5 +1,6 @@
 //! The comparison itself: per-function deltas of two region profiles, and
-//! each harness's verdict against its threshold.
+//! each harness's verdict, from the one judge ([`crate::judge::judge`]) for
+//! a harness measured on both sides.
 //!
 //! The per-function diff is computed here from the raw profiles rather than
 //! parsed from `cg_annotate`'s text: the raw profiles hold every function
@@ -16,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::attribution::{attribute, Origin};
 use super::normalize::Normalizer;
-use crate::baseline::Threshold;
+use crate::judge::{judge, Change, Threshold};
 
 /// How one function's cost changed from base to head.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,19 +108,13 @@ pub fn origin_deltas(functions: &[FunctionDelta]) -> Vec<OriginDelta> {
     origins
 }
 
-/// A harness's verdict.
+/// A harness's verdict: the judge's, for a harness measured on both
+/// sides, or one of the cases only a diff has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(into = "String", try_from = "String")]
 pub enum Verdict {
-    /// Head executes more instructions than the threshold allows.
-    Regressed,
-    /// Head executes fewer instructions than the threshold allows: worth
-    /// saying, never a failure.
-    Improved,
-    /// A change no larger than the threshold allows.
-    WithinThreshold,
-    /// Exactly the same count.
-    Unchanged,
+    /// Measured on both sides and judged ([`crate::judge::judge`]).
+    Judged(Change),
     /// The harness exists only in head.
     Added,
     /// The harness exists only in base.
@@ -129,36 +124,58 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// Judges a change from `base` to `head` instructions: it counts when it
-    /// is larger than `allowance`, exactly as the baseline gate does.
-    pub fn judge(base: u64, head: u64, allowance: u64) -> Verdict {
-        let change = head.abs_diff(base);
-        if change == 0 {
-            Verdict::Unchanged
-        } else if change <= allowance {
-            Verdict::WithinThreshold
-        } else if head > base {
-            Verdict::Regressed
-        } else {
-            Verdict::Improved
-        }
-    }
+    pub const REGRESSED: Verdict = Verdict::Judged(Change::Regressed);
 
     /// Whether the change is beyond the threshold.
     pub fn is_significant(self) -> bool {
-        matches!(self, Verdict::Regressed | Verdict::Improved)
+        matches!(self, Verdict::Judged(change) if change.is_significant())
     }
 
     pub fn label(self) -> &'static str {
         match self {
-            Verdict::Regressed => "REGRESSED",
-            Verdict::Improved => "improved",
-            Verdict::WithinThreshold => "within threshold",
-            Verdict::Unchanged => "unchanged",
+            Verdict::Judged(change) => change.label(),
             Verdict::Added => "added",
             Verdict::Removed => "removed",
             Verdict::Failed => "FAILED",
         }
+    }
+
+    /// The name in `report.json`: `regressed`, `within-threshold`, `added`.
+    fn key(self) -> &'static str {
+        match self {
+            Verdict::Judged(Change::Regressed) => "regressed",
+            Verdict::Judged(Change::Improved) => "improved",
+            Verdict::Judged(Change::WithinThreshold) => "within-threshold",
+            Verdict::Judged(Change::Unchanged) => "unchanged",
+            Verdict::Added => "added",
+            Verdict::Removed => "removed",
+            Verdict::Failed => "failed",
+        }
+    }
+}
+
+impl From<Verdict> for String {
+    fn from(verdict: Verdict) -> String {
+        verdict.key().to_owned()
+    }
+}
+
+impl TryFrom<String> for Verdict {
+    type Error = String;
+
+    fn try_from(key: String) -> Result<Verdict, String> {
+        [
+            Verdict::REGRESSED,
+            Verdict::Judged(Change::Improved),
+            Verdict::Judged(Change::WithinThreshold),
+            Verdict::Judged(Change::Unchanged),
+            Verdict::Added,
+            Verdict::Removed,
+            Verdict::Failed,
+        ]
+        .into_iter()
+        .find(|verdict| verdict.key() == key)
+        .ok_or_else(|| format!("unknown verdict {key:?}"))
     }
 }
 
@@ -200,17 +217,24 @@ impl HarnessDiff {
         threshold: Threshold,
         functions: Vec<FunctionDelta>,
     ) -> HarnessDiff {
-        let allowance = threshold.allowance(base);
-        let verdict = Verdict::judge(base, head, allowance);
+        let judgement = judge(base, head, threshold);
+        // Both counts come from this run's measurements, which are `i64`
+        // profile totals, so the difference fits; saturate rather than wrap
+        // should that ever change.
+        let delta = i64::try_from(judgement.delta()).unwrap_or(if judgement.delta() < 0 {
+            i64::MIN
+        } else {
+            i64::MAX
+        });
         HarnessDiff {
             harness: harness.to_owned(),
-            verdict,
+            verdict: Verdict::Judged(judgement.change),
             base: Some(base),
             head: Some(head),
-            delta: Some(head as i64 - base as i64),
+            delta: Some(delta),
             threshold,
-            allowance: Some(allowance),
-            significant: verdict.is_significant(),
+            allowance: Some(judgement.allowance),
+            significant: judgement.change.is_significant(),
             origins: origin_deltas(&functions),
             functions,
             annotated_diff: None,
@@ -383,13 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn verdicts_follow_the_gate() {
-        assert_eq!(Verdict::judge(100, 100, 10), Verdict::Unchanged);
-        assert_eq!(Verdict::judge(100, 110, 10), Verdict::WithinThreshold);
-        assert_eq!(Verdict::judge(100, 90, 10), Verdict::WithinThreshold);
-        assert_eq!(Verdict::judge(100, 111, 10), Verdict::Regressed);
-        assert_eq!(Verdict::judge(100, 89, 10), Verdict::Improved);
-
+    fn a_compared_harness_is_judged_by_the_one_judge() {
         // The calibration change of the end-to-end test: 0.05 % of 6 M is
         // 3,000, so +300,000 is far beyond it.
         let diff = HarnessDiff::compared(
@@ -399,11 +417,32 @@ mod tests {
             Threshold::default(),
             Vec::new(),
         );
-        assert_eq!(diff.verdict, Verdict::Regressed);
+        let judgement = judge(6_000_027, 6_300_027, Threshold::default());
+        assert_eq!(diff.verdict, Verdict::Judged(judgement.change));
+        assert_eq!(diff.verdict, Verdict::REGRESSED);
+        assert_eq!(diff.allowance, Some(judgement.allowance));
         assert_eq!(diff.allowance, Some(3_000));
         assert_eq!(diff.delta, Some(300_000));
         assert!(diff.significant);
         assert!((diff.percent().expect("percent") - 4.99997).abs() < 1e-3);
+    }
+
+    /// `report.json` keeps the names it always had, and refuses others.
+    #[test]
+    fn verdicts_keep_their_report_names() {
+        for (verdict, key) in [
+            (Verdict::REGRESSED, "\"regressed\""),
+            (
+                Verdict::Judged(Change::WithinThreshold),
+                "\"within-threshold\"",
+            ),
+            (Verdict::Added, "\"added\""),
+            (Verdict::Failed, "\"failed\""),
+        ] {
+            assert_eq!(serde_json::to_string(&verdict).expect("json"), key);
+            assert_eq!(serde_json::from_str::<Verdict>(key).expect("back"), verdict);
+        }
+        assert!(serde_json::from_str::<Verdict>("\"exploded\"").is_err());
     }
 
     #[test]

@@ -23,6 +23,7 @@ use std::process::{Command, Output, Stdio};
 use super::error::DiffError;
 use super::report::Revision;
 use super::Side;
+use crate::report::events::{DiffStep, Event, Listener};
 
 /// Environment variables that would point git at another repository or
 /// index than the one a command names with `-C` (they are set, for example,
@@ -195,7 +196,13 @@ impl Repo {
     }
 
     /// Checks `commit` out, detached, into a new worktree at `path`.
-    pub fn add_worktree(&self, path: &Path, commit: &str) -> Result<Worktree, DiffError> {
+    /// `listener` hears of a worktree that cannot be removed later.
+    pub fn add_worktree<'a>(
+        &self,
+        path: &Path,
+        commit: &str,
+        listener: &'a dyn Listener,
+    ) -> Result<Worktree<'a>, DiffError> {
         self.run([
             OsStr::new("-c"),
             OsStr::new("core.hooksPath=/dev/null"),
@@ -210,6 +217,7 @@ impl Repo {
             repo: self.clone(),
             path: path.to_path_buf(),
             removed: false,
+            listener,
         })
     }
 
@@ -217,17 +225,15 @@ impl Repo {
     /// clean up) left in `dir`, and forgets any worktree whose folder is
     /// gone. Only call this while holding the diff lock, so no running diff
     /// loses its worktrees.
-    pub fn remove_stale_worktrees(&self, dir: &Path) {
+    pub fn remove_stale_worktrees(&self, dir: &Path, listener: &dyn Listener) {
         if let Ok(entries) = std::fs::read_dir(dir) {
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 let name = name.to_string_lossy();
                 if name.starts_with("base-") || name.starts_with("head-") {
-                    eprintln!(
-                        "regress diff: removing the worktree {} that an interrupted diff left",
-                        entry.path().display()
-                    );
-                    remove_worktree(self, &entry.path());
+                    let path = entry.path();
+                    listener.event(Event::Diff(DiffStep::StaleWorktree { path: &path }));
+                    remove_worktree(self, &path, listener);
                 }
             }
         }
@@ -237,32 +243,41 @@ impl Repo {
 
 /// A temporary worktree, removed (with `git worktree remove --force` and
 /// `git worktree prune`) when dropped.
-#[derive(Debug)]
-pub struct Worktree {
+pub struct Worktree<'a> {
     repo: Repo,
     path: PathBuf,
     removed: bool,
+    listener: &'a dyn Listener,
 }
 
-impl Worktree {
+impl std::fmt::Debug for Worktree<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worktree")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Worktree<'_> {
     pub fn path(&self) -> &Path {
         &self.path
     }
 }
 
-impl Drop for Worktree {
+impl Drop for Worktree<'_> {
     fn drop(&mut self) {
         if !self.removed {
             self.removed = true;
-            remove_worktree(&self.repo, &self.path);
+            remove_worktree(&self.repo, &self.path, self.listener);
             let _ = self.repo.run(["worktree", "prune"]);
         }
     }
 }
 
-/// Removes one worktree, however far its creation got. Errors are reported,
-/// not returned: this runs while unwinding from other errors.
-fn remove_worktree(repo: &Repo, path: &Path) {
+/// Removes one worktree, however far its creation got. Errors go to
+/// `listener`, not to the caller: this runs while unwinding from other
+/// errors.
+fn remove_worktree(repo: &Repo, path: &Path, listener: &dyn Listener) {
     let removed = repo.run([
         OsStr::new("worktree"),
         OsStr::new("remove"),
@@ -271,15 +286,14 @@ fn remove_worktree(repo: &Repo, path: &Path) {
     ]);
     if path.exists() {
         if let Err(error) = std::fs::remove_dir_all(path) {
-            eprintln!(
-                "regress diff: cannot remove the worktree {}: {error}{}; remove it by hand \
-                 and run `git worktree prune`",
-                path.display(),
-                removed
-                    .err()
-                    .map(|e| format!(" (git: {e})"))
-                    .unwrap_or_default()
-            );
+            let git = removed
+                .err()
+                .map(|e| format!(" (git: {e})"))
+                .unwrap_or_default();
+            listener.event(Event::Diff(DiffStep::WorktreeLeft {
+                path,
+                error: &format!("{error}{git}"),
+            }));
         }
     }
 }
@@ -312,6 +326,7 @@ fn is_object_name(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::events::Silent;
 
     fn git(dir: &Path, args: &[&str]) -> String {
         let output = Command::new("git")
@@ -386,7 +401,9 @@ mod tests {
         let path = dir.path().join("target/regress-diff/head-x");
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         {
-            let worktree = repo.add_worktree(&path, &head.commit).expect("add");
+            let worktree = repo
+                .add_worktree(&path, &head.commit, &Silent)
+                .expect("add");
             assert!(worktree.path().join("a.txt").is_file());
             std::fs::write(worktree.path().join("untracked"), "x").expect("write");
             assert!(git(dir.path(), &["worktree", "list"]).contains("head-x"));
@@ -402,11 +419,11 @@ mod tests {
         let scratch = dir.path().join("target/regress-diff");
         std::fs::create_dir_all(&scratch).expect("mkdir");
         let worktree = repo
-            .add_worktree(&scratch.join("base-y"), &head.commit)
+            .add_worktree(&scratch.join("base-y"), &head.commit, &Silent)
             .expect("add");
         std::mem::forget(worktree); // as if the process had been killed
         std::fs::create_dir_all(scratch.join("bin")).expect("mkdir");
-        repo.remove_stale_worktrees(&scratch);
+        repo.remove_stale_worktrees(&scratch, &Silent);
         assert!(!scratch.join("base-y").exists());
         assert!(
             scratch.join("bin").exists(),

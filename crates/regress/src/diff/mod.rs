@@ -14,8 +14,9 @@
 //!   worktrees (removed on success, on failure and on Ctrl-C);
 //! - [`build`] builds each side's harness test binary and copies it out of
 //!   the shared cargo target folder;
-//! - [`pipeline`] measures both sides with [`crate::Runner`] and assembles
-//!   the result;
+//! - [`pipeline`] checks the refs, builds both sides in worktrees (its
+//!   lock, target folder and outputs in [`scratch`]), and [`assemble`]
+//!   measures both with [`crate::Runner`] and puts the result together;
 //! - [`normalize`] makes the same function carry the same name in both
 //!   builds (symbol hashes, worktree and registry paths), for our own
 //!   comparison and, as `--mod-filename`/`--mod-funcname`, for
@@ -29,14 +30,14 @@
 //! - [`shard`] splits the harnesses across CI runners, and
 //!   [`report`] is the versioned result, which merges shards back into one;
 //! - [`render`] turns a report into a terminal table, Markdown for a pull
-//!   request comment, and Bencher Metric Format JSON;
-//! - [`command`] is what the `regress diff` and `regress diff-merge`
-//!   commands do.
+//!   request comment, and Bencher Metric Format JSON.
+//!
+//! Nothing here prints: progress goes to a [`crate::report::events::Listener`].
 
 pub mod annotate;
+pub mod assemble;
 pub mod attribution;
 pub mod build;
-pub mod command;
 pub mod compare;
 pub mod error;
 pub mod git;
@@ -45,6 +46,7 @@ pub mod normalize;
 pub mod pipeline;
 pub mod render;
 pub mod report;
+pub mod scratch;
 pub mod shard;
 
 use std::fmt;

@@ -13,7 +13,9 @@ use std::fmt::Write as _;
 use super::compare::{HarnessDiff, Verdict};
 use super::report::DiffReport;
 use super::Outcome;
-use crate::report::{count, signed, signed_percent, Table};
+use crate::format::{count, signed, signed_percent};
+use crate::judge::Change;
+use crate::report::Table;
 
 /// Functions listed per changed harness in the terminal.
 const TEXT_FUNCTIONS: usize = 8;
@@ -131,9 +133,10 @@ pub fn text(report: &DiffReport) -> String {
         if harness.delta.is_none_or(|delta| delta == 0) {
             continue;
         }
-        let judged = match harness.verdict {
-            Verdict::Regressed | Verdict::Improved => "beyond",
-            _ => "within",
+        let judged = if harness.verdict.is_significant() {
+            "beyond"
+        } else {
+            "within"
         };
         let _ = writeln!(
             out,
@@ -188,10 +191,10 @@ pub fn text(report: &DiffReport) -> String {
 
 fn emoji(verdict: Verdict) -> &'static str {
     match verdict {
-        Verdict::Regressed => "🔴",
-        Verdict::Improved => "🟢",
-        Verdict::WithinThreshold => "🟡",
-        Verdict::Unchanged => "⚪",
+        Verdict::Judged(Change::Regressed) => "🔴",
+        Verdict::Judged(Change::Improved) => "🟢",
+        Verdict::Judged(Change::WithinThreshold) => "🟡",
+        Verdict::Judged(Change::Unchanged) => "⚪",
         Verdict::Added => "➕",
         Verdict::Removed => "➖",
         Verdict::Failed => "⚠️",
@@ -239,7 +242,7 @@ fn block(text: &str) -> String {
 pub fn markdown(report: &DiffReport) -> String {
     let regressions = report
         .tally()
-        .get(&Verdict::Regressed)
+        .get(&Verdict::REGRESSED)
         .copied()
         .unwrap_or(0);
     let headline = match report.outcome() {
@@ -398,11 +401,11 @@ pub fn bmf(report: &DiffReport) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::baseline::Threshold;
     use crate::diff::attribution::Origin;
     use crate::diff::compare::FunctionDelta;
     use crate::diff::report::tests::report;
     use crate::diff::shard::Shard;
+    use crate::judge::Threshold;
 
     fn spin_report() -> DiffReport {
         let functions = vec![FunctionDelta {

@@ -16,7 +16,7 @@ use super::compare::{self, HarnessDiff, Verdict};
 use super::error::DiffError;
 use super::shard::Shard;
 use super::Outcome;
-use crate::valgrind::Method;
+use crate::measure::valgrind::Method;
 
 /// The report format's version.
 pub const DIFF_SCHEMA: u32 = 1;
@@ -65,7 +65,7 @@ impl DiffReport {
         } else if self
             .harnesses
             .iter()
-            .any(|h| h.verdict == Verdict::Regressed)
+            .any(|h| h.verdict == Verdict::REGRESSED)
         {
             Outcome::Regressed
         } else {
@@ -201,7 +201,7 @@ impl DiffReport {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::baseline::Threshold;
+    use crate::judge::Threshold;
 
     pub(crate) fn report(harnesses: Vec<HarnessDiff>, shards: Vec<Shard>) -> DiffReport {
         DiffReport {

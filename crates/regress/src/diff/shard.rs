@@ -25,15 +25,24 @@ pub struct Shard {
     pub count: usize,
 }
 
+/// A `--shard` that names no shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("{text:?} is not a shard: expected K/N, e.g. 2/3 for the second of three")]
+    Syntax { text: String },
+    #[error("the number of shards must be at least 1")]
+    NoShards,
+    #[error("shard {index} of {count} does not exist: shards are numbered 1 to {count}")]
+    OutOfRange { index: usize, count: usize },
+}
+
 impl Shard {
-    pub fn new(index: usize, count: usize) -> Result<Shard, String> {
+    pub fn new(index: usize, count: usize) -> Result<Shard, ShardError> {
         if count == 0 {
-            return Err("the number of shards must be at least 1".to_owned());
+            return Err(ShardError::NoShards);
         }
         if index == 0 || index > count {
-            return Err(format!(
-                "shard {index} of {count} does not exist: shards are numbered 1 to {count}"
-            ));
+            return Err(ShardError::OutOfRange { index, count });
         }
         Ok(Shard { index, count })
     }
@@ -51,12 +60,13 @@ impl Shard {
 }
 
 impl FromStr for Shard {
-    type Err = String;
+    type Err = ShardError;
 
     /// Parses `K/N`, e.g. `2/3`.
-    fn from_str(text: &str) -> Result<Shard, String> {
-        let invalid =
-            || format!("{text:?} is not a shard: expected K/N, e.g. 2/3 for the second of three");
+    fn from_str(text: &str) -> Result<Shard, ShardError> {
+        let invalid = || ShardError::Syntax {
+            text: text.to_owned(),
+        };
         let (index, count) = text.trim().split_once('/').ok_or_else(invalid)?;
         let index = index.trim().parse().map_err(|_| invalid())?;
         let count = count.trim().parse().map_err(|_| invalid())?;
@@ -81,8 +91,13 @@ mod tests {
         for bad in ["0/3", "4/3", "1/0", "3", "a/b", "-1/2", "1/2/3", ""] {
             assert!(bad.parse::<Shard>().is_err(), "{bad:?} must be refused");
         }
-        let message = "0/3".parse::<Shard>().unwrap_err();
-        assert!(message.contains("numbered 1 to 3"), "{message}");
+        let error = "0/3".parse::<Shard>().unwrap_err();
+        assert_eq!(error, ShardError::OutOfRange { index: 0, count: 3 });
+        assert!(error.to_string().contains("numbered 1 to 3"), "{error}");
+        assert!(matches!(
+            "x/2".parse::<Shard>(),
+            Err(ShardError::Syntax { .. })
+        ));
     }
 
     #[test]

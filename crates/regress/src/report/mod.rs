@@ -1,40 +1,41 @@
-//! Number formatting and tables for terminal and Markdown output.
+//! Everything the runner shows a person: the one reporter of progress and
+//! results ([`terminal`], fed with [`events`]), the tables it prints, and
+//! the documents built from the data: the library comparison
+//! ([`compare`]), the README's generated tables ([`readme`]) and the HTML
+//! page ([`html`]).
 
-/// `77097051` as `77,097,051`.
-pub fn count(value: u64) -> String {
-    group(&value.to_string())
-}
+pub mod compare;
+pub mod events;
+pub mod html;
+pub mod readme;
+pub mod terminal;
 
-/// `-1234` as `-1,234`, `1234` as `+1,234`.
-pub fn signed(value: i64) -> String {
-    let sign = if value < 0 { "-" } else { "+" };
-    format!("{sign}{}", count(value.unsigned_abs()))
-}
+pub use events::Event;
+pub use terminal::Reporter;
 
-/// The relative change from `from` to `to`, as `+0.07%`.
-pub fn signed_percent(from: u64, to: u64) -> String {
-    if from == 0 {
-        return "n/a".to_owned();
+use crate::format::count;
+use crate::measure::scale::Scaling;
+
+/// A scaling run as a table: threads, total time and operations,
+/// operations per second overall and per thread.
+pub fn scaling_table(scaling: &Scaling) -> Table {
+    let mut table = Table::new(&[
+        "threads",
+        "total time (s)",
+        "total ops",
+        "ops/s",
+        "ops/s per thread",
+    ]);
+    for point in &scaling.points {
+        table.row(vec![
+            point.threads.to_string(),
+            format!("{:.2}", point.wall_seconds),
+            count(point.total_operations()),
+            format!("{:.1}", point.operations_per_second()),
+            format!("{:.1}", point.operations_per_second_per_thread()),
+        ]);
     }
-    let percent = (to as f64 - from as f64) / from as f64 * 100.0;
-    // A change too small for two decimals still deserves a nonzero figure:
-    // "-0.00%" reads as "nothing changed".
-    if percent != 0.0 && percent.abs() < 0.005 {
-        format!("{percent:+.4}%")
-    } else {
-        format!("{percent:+.2}%")
-    }
-}
-
-fn group(digits: &str) -> String {
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
+    table
 }
 
 /// A plain text table with right-aligned numeric columns, as a terminal
@@ -54,6 +55,14 @@ impl Table {
 
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
+    }
+
+    pub fn header(&self) -> &[String] {
+        &self.header
+    }
+
+    pub fn rows(&self) -> &[Vec<String>] {
+        &self.rows
     }
 
     fn widths(&self) -> Vec<usize> {
@@ -108,20 +117,8 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn groups_thousands() {
-        assert_eq!(count(0), "0");
-        assert_eq!(count(999), "999");
-        assert_eq!(count(1_000), "1,000");
-        assert_eq!(count(77_097_051), "77,097,051");
-        assert_eq!(signed(-51_176), "-51,176");
-        assert_eq!(signed(51_176), "+51,176");
-        assert_eq!(signed_percent(77_000_000, 77_051_176), "+0.07%");
-        assert_eq!(signed_percent(100, 50), "-50.00%");
-        assert_eq!(signed_percent(95_773_780, 95_769_381), "-0.0046%");
-        assert_eq!(signed_percent(5, 5), "+0.00%");
-    }
+    use crate::measure::scale::SCALE_SCHEMA;
+    use regress_measure::scale::{ScaleReport, ThreadResult};
 
     #[test]
     fn tables_align() {
@@ -135,5 +132,39 @@ mod tests {
         assert!(table
             .to_markdown()
             .starts_with("| harness | instructions |\n| --- | ---: |\n"));
+    }
+
+    #[test]
+    fn scaling_table_has_the_documented_columns() {
+        let scaling = Scaling {
+            schema: SCALE_SCHEMA,
+            harness: "a::b".into(),
+            seconds_per_point: 1.0,
+            points: vec![ScaleReport {
+                harness: "a::b".into(),
+                threads: 2,
+                wall_seconds: 1.01,
+                per_thread: vec![
+                    ThreadResult {
+                        operations: 100,
+                        busy_seconds: 0.5,
+                    },
+                    ThreadResult {
+                        operations: 50,
+                        busy_seconds: 0.5,
+                    },
+                ],
+            }],
+        };
+        let markdown = scaling_table(&scaling).to_markdown();
+        assert!(
+            markdown
+                .starts_with("| threads | total time (s) | total ops | ops/s | ops/s per thread |"),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("| 2 | 1.01 | 150 | 300.0 | 150.0 |"),
+            "{markdown}"
+        );
     }
 }

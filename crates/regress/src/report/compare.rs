@@ -1,18 +1,20 @@
 //! The cross-library comparison: the same API path, side by side.
 //!
 //! Harness names are `<library>::<path>`, so every library's harness for a
-//! path lines up by the part after `::`. The comparison reads the latest
-//! measurement records; it never re-runs anything. Ratios are to s2n-tls,
-//! the library this project serves first.
+//! path lines up by the part after `::`. The comparison is built from
+//! [`Count`]s: the latest measurement records (`regress compare`, the HTML
+//! report) or committed baseline entries (the README's tables, see
+//! [`super::readme`]); it never re-runs anything. Ratios are to s2n-tls, the
+//! library this project serves first.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Serialize;
 
-use crate::measurement::Measurement;
-use crate::overhead;
-use crate::report::{count, Table};
+use crate::format::count;
+use crate::measure::measurement::{self, Measurement};
+use crate::measure::overhead;
+use crate::report::Table;
 use crate::workspace::Workspace;
 
 /// Bumped whenever the JSON's meaning changes.
@@ -34,6 +36,55 @@ const MTLS_PAIRS: &[(&str, &str)] = &[
     ("mtls_rsa4096", "handshake_rsa4096"),
     ("mtls_ecdsa_p256", "handshake_ecdsa_p256"),
 ];
+
+/// Library ids (`s2n_tls`) and the names people know them by, in column
+/// order: the tables, the README and the charts all use this order.
+pub fn libraries() -> &'static [(&'static str, &'static str)] {
+    LIBRARIES
+}
+
+/// One count to line up: what a record or a baseline entry says of a
+/// harness.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Count {
+    pub harness: String,
+    pub instructions: u64,
+    pub bytes_per_run: Option<u64>,
+    pub operations_per_run: u64,
+    /// `Valgrind 3.24.0 (markers)`.
+    pub measured_with: String,
+    /// Percent of the region in the harness's own code, when its profile
+    /// could be read.
+    pub harness_share_percent: Option<f64>,
+}
+
+impl From<&Measurement> for Count {
+    fn from(record: &Measurement) -> Count {
+        Count {
+            harness: record.harness.clone(),
+            instructions: record.instructions,
+            bytes_per_run: record.bytes_per_run,
+            operations_per_run: record.operations_per_run,
+            measured_with: format!(
+                "Valgrind {} ({})",
+                record.fingerprint.valgrind, record.fingerprint.method
+            ),
+            harness_share_percent: None,
+        }
+    }
+}
+
+impl Count {
+    /// Instructions per application byte, for throughput paths.
+    pub fn per_byte(&self) -> Option<f64> {
+        measurement::per_byte(self.instructions, self.bytes_per_run)
+    }
+
+    /// Instructions per call, for paths that make more than one per run.
+    pub fn per_operation(&self) -> Option<f64> {
+        measurement::per_operation(self.instructions, self.operations_per_run)
+    }
+}
 
 /// One library's figures for one path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -101,38 +152,46 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Builds the comparison from measurement records. `workspace` locates
-    /// the region profiles for the harness-share column.
-    pub fn new(records: &[Measurement], workspace: Option<&Workspace>) -> Comparison {
+    /// The latest measurement records in `perf_outputs/`, with the harness
+    /// share read from each region profile.
+    pub fn from_records(workspace: &Workspace) -> crate::Result<Comparison> {
+        let counts: Vec<Count> = Measurement::read_all(workspace)?
+            .iter()
+            .map(|record| Count {
+                harness_share_percent: overhead::harness_share_percent(
+                    &workspace.root().join(&record.profile),
+                )
+                .ok(),
+                ..Count::from(record)
+            })
+            .collect();
+        Ok(Comparison::new(&counts))
+    }
+
+    /// Lines `counts` up path by path.
+    pub fn new(counts: &[Count]) -> Comparison {
         let mut paths: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
         let mut measured_with: Vec<String> = Vec::new();
-        for record in records {
+        for record in counts {
             let Some((library, path)) = record.harness.split_once("::") else {
                 continue;
             };
             if !LIBRARIES.iter().any(|(name, _)| *name == library) {
                 continue;
             }
-            let method = format!(
-                "Valgrind {} ({})",
-                record.fingerprint.valgrind, record.fingerprint.method
-            );
-            if !measured_with.contains(&method) {
-                measured_with.push(method);
+            if !measured_with.contains(&record.measured_with) {
+                measured_with.push(record.measured_with.clone());
             }
-            let harness_share_percent = workspace.and_then(|ws| {
-                overhead::harness_share_percent(&ws.root().join(&record.profile)).ok()
-            });
             paths.entry(path.to_owned()).or_default().insert(
                 library.to_owned(),
                 Cell {
                     instructions: record.instructions,
-                    instructions_per_byte: record.instructions_per_byte(),
+                    instructions_per_byte: record.per_byte(),
                     operations_per_run: (record.operations_per_run > 1)
                         .then_some(record.operations_per_run),
-                    instructions_per_operation: record.instructions_per_operation(),
+                    instructions_per_operation: record.per_operation(),
                     ratio_to_s2n_tls: None,
-                    harness_share_percent,
+                    harness_share_percent: record.harness_share_percent,
                 },
             );
         }
@@ -181,7 +240,17 @@ impl Comparison {
             .collect()
     }
 
-    fn path_table(&self) -> Table {
+    /// The figures of `library` on `path`, if it has that path.
+    pub fn cell(&self, path: &str, library: &str) -> Option<&Cell> {
+        self.paths
+            .iter()
+            .find(|row| row.path == path)
+            .and_then(|row| row.libraries.get(library))
+    }
+
+    /// The table of counts by path and library, with ratios to s2n-tls and
+    /// (when profiles were read) the largest harness share of each path.
+    pub fn path_table(&self) -> Table {
         let libraries = self.libraries();
         let mut header: Vec<String> = vec!["path".into()];
         for (_, display) in &libraries {
@@ -192,7 +261,14 @@ impl Comparison {
                 header.push(format!("{display} / s2n-tls"));
             }
         }
-        header.push("harness share (max)".into());
+        let shares = self
+            .paths
+            .iter()
+            .flat_map(|row| row.libraries.values())
+            .any(|cell| cell.harness_share_percent.is_some());
+        if shares {
+            header.push("harness share (max)".into());
+        }
         let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
         let mut table = Table::new(&header_refs);
         for row in &self.paths {
@@ -221,13 +297,16 @@ impl Comparison {
                 .fold(None, |max: Option<f64>, share| {
                     Some(max.map_or(share, |m| m.max(share)))
                 });
-            cells.push(share.map_or_else(|| "-".into(), |share| format!("{share:.3}%")));
+            if shares {
+                cells.push(share.map_or_else(|| "-".into(), |share| format!("{share:.3}%")));
+            }
             table.row(cells);
         }
         table
     }
 
-    fn mtls_table(&self) -> Table {
+    /// Each library's mTLS handshakes against its server-auth ones.
+    pub fn mtls_table(&self) -> Table {
         let mut table = Table::new(&[
             "library",
             "mTLS path",
@@ -275,28 +354,24 @@ impl Comparison {
         out
     }
 
-    pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_owned());
+    pub fn to_json(&self) -> crate::Result<String> {
+        let mut text =
+            serde_json::to_string_pretty(self).map_err(|source| crate::Error::Serialize {
+                what: "comparison",
+                source,
+            })?;
         text.push('\n');
-        text
+        Ok(text)
     }
-}
-
-/// Reads the records of the latest run from `perf_outputs/`.
-pub fn from_workspace(workspace: &Workspace) -> crate::Result<Comparison> {
-    let records = Measurement::read_all(workspace)?;
-    Ok(Comparison::new(&records, Some(workspace)))
-}
-
-/// Writes `text` to `path` whole (see [`crate::atomic_file`]).
-pub fn write(path: &Path, text: &str) -> crate::Result<()> {
-    crate::atomic_file::write(path, text.as_bytes())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measurement::example as record;
+
+    fn record(harness: &str, instructions: u64, bytes: Option<u64>) -> Count {
+        Count::from(&crate::fixtures::measurement(harness, instructions, bytes))
+    }
 
     #[test]
     fn lines_up_paths_and_computes_ratios() {
@@ -310,7 +385,7 @@ mod tests {
             record("s2n_tls::record_aes128gcm_16k", 2_048, Some(1_024)),
             record("calibration::spin_1m", 3_000_000, None),
         ];
-        let comparison = Comparison::new(&records, None);
+        let comparison = Comparison::new(&records);
         let paths: Vec<&str> = comparison
             .paths
             .iter()
@@ -353,11 +428,12 @@ mod tests {
             "{markdown}"
         );
         assert!(
-            markdown.contains("| x509_verify_chain | n/a | 50 | n/a | - | - | - |"),
+            markdown.contains("| x509_verify_chain | n/a | 50 | n/a | - | - |\n"),
             "{markdown}"
         );
         assert!(markdown.contains("2,048 (2.00/B)"), "{markdown}");
-        let json: serde_json::Value = serde_json::from_str(&comparison.to_json()).expect("json");
+        let json: serde_json::Value =
+            serde_json::from_str(&comparison.to_json().expect("json")).expect("json");
         assert_eq!(json["schema"], 1);
         assert_eq!(
             json["paths"][0]["libraries"]["openssl"]["instructions"],
@@ -371,20 +447,21 @@ mod tests {
     fn repeated_calls_are_reported_per_operation() {
         let mut seal = record("aws_lc_rs::aead_aes128gcm_seal_16", 913_408, Some(16_384));
         seal.operations_per_run = 1_024;
-        let comparison = Comparison::new(&[seal], None);
+        let comparison = Comparison::new(&[seal]);
         let cell = &comparison.paths[0].libraries["aws_lc_rs"];
         assert_eq!(cell.instructions_per_operation, Some(892.0));
         assert_eq!(cell.operations_per_run, Some(1_024));
         let markdown = comparison.to_markdown();
         assert!(markdown.contains("913,408 (892/op, 55.75/B)"), "{markdown}");
-        let json: serde_json::Value = serde_json::from_str(&comparison.to_json()).expect("json");
+        let json: serde_json::Value =
+            serde_json::from_str(&comparison.to_json().expect("json")).expect("json");
         let cell = &json["paths"][0]["libraries"]["aws_lc_rs"];
         assert_eq!(cell["instructions_per_operation"], 892.0);
 
         // One call per run: no per-operation figure at all.
-        let plain = Comparison::new(&[record("s2n_tls::handshake_rsa4096", 10, None)], None);
+        let plain = Comparison::new(&[record("s2n_tls::handshake_rsa4096", 10, None)]);
         let cell = &plain.paths[0].libraries["s2n_tls"];
         assert_eq!(cell.instructions_per_operation, None);
-        assert!(!plain.to_json().contains("per_operation"));
+        assert!(!plain.to_json().expect("json").contains("per_operation"));
     }
 }

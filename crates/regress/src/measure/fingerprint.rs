@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::valgrind::{Method, Valgrind};
+use crate::measure::valgrind::{Method, Valgrind};
 
 /// Crates whose versions change what the harnesses execute.
 pub const TRACKED_CRATES: &[&str] = &[
@@ -109,15 +109,16 @@ impl Fingerprint {
 pub fn library_versions(cargo_lock: &Path) -> Result<BTreeMap<String, String>> {
     let text = std::fs::read_to_string(cargo_lock)
         .map_err(|source| Error::io("read", cargo_lock, source))?;
-    library_versions_from(&text).map_err(|reason| {
-        Error::Invalid(format!(
-            "{} is not a valid Cargo.lock: {reason}",
-            cargo_lock.display()
-        ))
+    library_versions_from(&text).map_err(|source| Error::Toml {
+        what: "Cargo.lock",
+        path: cargo_lock.to_path_buf(),
+        source: Box::new(source),
     })
 }
 
-fn library_versions_from(text: &str) -> std::result::Result<BTreeMap<String, String>, String> {
+fn library_versions_from(
+    text: &str,
+) -> std::result::Result<BTreeMap<String, String>, toml::de::Error> {
     #[derive(Deserialize)]
     struct Lock {
         #[serde(default)]
@@ -128,7 +129,7 @@ fn library_versions_from(text: &str) -> std::result::Result<BTreeMap<String, Str
         name: String,
         version: String,
     }
-    let lock: Lock = toml::from_str(text).map_err(|e| e.to_string())?;
+    let lock: Lock = toml::from_str(text)?;
     let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for package in lock.package {
         if TRACKED_CRATES.contains(&package.name.as_str()) {
@@ -152,14 +153,7 @@ mod tests {
     use super::*;
 
     fn sample() -> Fingerprint {
-        Fingerprint {
-            valgrind: "3.19.0".into(),
-            method: Method::Subtraction,
-            rustc: "rustc 1.95.0".into(),
-            target: "x86_64-unknown-linux-gnu".into(),
-            cpu_features: vec!["aes".into(), "avx2".into()],
-            libraries: [("s2n-tls".to_owned(), "0.3.47".to_owned())].into(),
-        }
+        crate::fixtures::fingerprint("3.19.0")
     }
 
     #[test]

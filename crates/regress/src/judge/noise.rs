@@ -1,6 +1,6 @@
 //! Run-to-run spread of repeated measurements.
 
-use crate::baseline::Threshold;
+use crate::judge::Threshold;
 
 /// The counts of one harness over repeated runs.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,13 +10,13 @@ use std::time::Duration;
 use regress_measure::child::PREPARED_INPUTS;
 use regress_profile::{annotated, cachegrind_out};
 
-use crate::annotate;
 use crate::atomic_file;
-use crate::cachegrind::{self, ChildOutcome, ChildSpec};
 use crate::error::{Error, Result};
-use crate::fingerprint::{self, Fingerprint};
-use crate::measurement::{Measurement, MEASUREMENT_SCHEMA};
-use crate::valgrind::{Method, Valgrind};
+use crate::measure::annotate;
+use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec};
+use crate::measure::fingerprint::{self, Fingerprint};
+use crate::measure::measurement::{Measurement, MEASUREMENT_SCHEMA};
+use crate::measure::valgrind::{Method, Valgrind};
 use crate::workspace::{file_stem, validate_harness_name, Workspace};
 
 static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
@@ -47,8 +47,9 @@ impl Runner {
         })
     }
 
-    /// Writes outputs to `dir` instead of the workspace's `perf_outputs/`
-    /// (a two-commit diff keeps each side's outputs apart).
+    /// Writes every output, the record included, to `dir` instead of the
+    /// workspace's `perf_outputs/` (a two-commit diff keeps each side's
+    /// outputs apart, and an old commit's checkout is never written to).
     pub fn with_output_dir(mut self, dir: impl Into<PathBuf>) -> Runner {
         self.outputs = dir.into();
         self
@@ -167,6 +168,29 @@ impl Runner {
         libraries.extend(last.report.runtime_libraries.clone());
         let fingerprint =
             Fingerprint::new(&self.valgrind, last.report.cpu_features.clone(), libraries);
+        self.write_outputs(
+            Outcome {
+                harness,
+                instructions: instructions as u64,
+                bytes_per_run: last.report.bytes_per_run,
+                operations_per_run: last.report.operations_per_run,
+                fingerprint,
+            },
+            &annotation_text,
+            &region_profile,
+        )
+    }
+
+    /// Writes the annotated profile (with the runner's header), the raw
+    /// region profile and the record of one measurement into this runner's
+    /// output folder, and returns the record.
+    fn write_outputs(
+        &self,
+        outcome: Outcome<'_>,
+        annotation_text: &str,
+        region_profile: &Path,
+    ) -> Result<Measurement> {
+        let harness = outcome.harness;
         let stem = file_stem(harness);
         let outputs = &self.outputs;
         let annotated_path = outputs.join(format!("{stem}.annotated.txt"));
@@ -174,10 +198,10 @@ impl Runner {
         let measurement = Measurement {
             schema: MEASUREMENT_SCHEMA,
             harness: harness.to_owned(),
-            instructions: instructions as u64,
-            bytes_per_run: last.report.bytes_per_run,
-            operations_per_run: last.report.operations_per_run,
-            fingerprint,
+            instructions: outcome.instructions,
+            bytes_per_run: outcome.bytes_per_run,
+            operations_per_run: outcome.operations_per_run,
+            fingerprint: outcome.fingerprint,
             annotated: relative(&self.workspace, &annotated_path),
             profile: relative(&self.workspace, &profile_path),
         };
@@ -187,22 +211,27 @@ impl Runner {
             &annotated_path,
             format!("{header}{annotation_text}").as_bytes(),
         )?;
-        let profile_bytes = std::fs::read(&region_profile)
-            .map_err(|source| Error::io("read", &region_profile, source))?;
+        let profile_bytes = std::fs::read(region_profile)
+            .map_err(|source| Error::io("read", region_profile, source))?;
         atomic_file::write(&profile_path, &profile_bytes)?;
         let mut record =
-            serde_json::to_string_pretty(&measurement).map_err(|source| Error::Json {
+            serde_json::to_string_pretty(&measurement).map_err(|source| Error::Serialize {
                 what: "measurement record",
-                path: Measurement::path(&self.workspace, harness),
                 source,
             })?;
         record.push('\n');
-        atomic_file::write(
-            &Measurement::path(&self.workspace, harness),
-            record.as_bytes(),
-        )?;
+        atomic_file::write(&Measurement::path_in(outputs, harness), record.as_bytes())?;
         Ok(measurement)
     }
+}
+
+/// What a measurement found, before it is written down.
+struct Outcome<'a> {
+    harness: &'a str,
+    instructions: u64,
+    bytes_per_run: Option<u64>,
+    operations_per_run: u64,
+    fingerprint: Fingerprint,
 }
 
 fn read_profile(path: &Path) -> Result<cachegrind_out::Profile> {
@@ -225,11 +254,11 @@ fn instructions_of(path: &Path) -> Result<i64> {
 /// difference means nothing.
 fn check_same_machine(harness: &str, before: &ChildOutcome, last: &ChildOutcome) -> Result<()> {
     if before.report.cpu_features != last.report.cpu_features {
-        return Err(Error::Invalid(format!(
-            "{harness}: the two children of a subtraction saw different CPU features \
-             ({:?} vs {:?}); the difference of their counts would be meaningless",
-            before.report.cpu_features, last.report.cpu_features
-        )));
+        return Err(Error::CpuFeaturesDiffer {
+            harness: harness.to_owned(),
+            before: before.report.cpu_features.clone(),
+            after: last.report.cpu_features.clone(),
+        });
     }
     Ok(())
 }
@@ -248,7 +277,7 @@ fn header(measurement: &Measurement) -> String {
         format!("harness {}", measurement.harness),
         format!(
             "region instructions {} (the third run of the path, after two warm-up runs)",
-            crate::report::count(measurement.instructions)
+            crate::format::count(measurement.instructions)
         ),
         format!(
             "method {} (Valgrind {}); {}",
@@ -271,10 +300,16 @@ fn header(measurement: &Measurement) -> String {
             measurement.operations_per_run
         ));
     }
+    header_lines(&lines)
+}
+
+/// `lines` as the runner's header above a tool's text: each marked with
+/// [`HEADER_PREFIX`], then a blank line ([`strip_header`] undoes it).
+pub fn header_lines(lines: &[String]) -> String {
     let mut out = String::new();
     for line in lines {
         out.push_str(HEADER_PREFIX);
-        out.push_str(&line);
+        out.push_str(line);
         out.push('\n');
     }
     out.push('\n');
@@ -302,6 +337,45 @@ pub fn strip_header(text: &str) -> &str {
 mod tests {
     use super::*;
 
+    /// A runner told to write elsewhere writes everything there, the record
+    /// included, and nothing into the workspace's `perf_outputs/` (a diff
+    /// must never write into the checkout of the commit it measures).
+    #[test]
+    fn another_output_folder_receives_the_record_too() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = Workspace::new(dir.path().join("checkout"));
+        let elsewhere = dir.path().join("diff/base");
+        std::fs::create_dir_all(&elsewhere).expect("mkdir");
+        let runner = Runner {
+            workspace: workspace.clone(),
+            valgrind: crate::fixtures::valgrind("3.24.0"),
+            timeout: Duration::from_secs(1),
+            libraries: BTreeMap::new(),
+            outputs: workspace.perf_outputs_dir(),
+        }
+        .with_output_dir(&elsewhere);
+        let profile = dir.path().join("region.cachegrind.out");
+        std::fs::write(&profile, "events: Ir\nsummary: 5\n").expect("write");
+        let written = runner
+            .write_outputs(
+                Outcome {
+                    harness: "a::b",
+                    instructions: 5,
+                    bytes_per_run: None,
+                    operations_per_run: 1,
+                    fingerprint: crate::fixtures::fingerprint("3.24.0"),
+                },
+                "annotated\n",
+                &profile,
+            )
+            .expect("write outputs");
+        let record = Measurement::read(&Measurement::path_in(&elsewhere, "a::b")).expect("record");
+        assert_eq!(record, written);
+        assert_eq!(record.profile, elsewhere.join("a.b.cachegrind.out"));
+        assert!(elsewhere.join("a.b.annotated.txt").is_file());
+        assert!(!workspace.perf_outputs_dir().exists());
+    }
+
     #[test]
     fn header_round_trips() {
         let text = "regress: harness a::b\nregress: method markers\n\n----\nbody\n";
@@ -312,7 +386,7 @@ mod tests {
 
     #[test]
     fn header_gives_per_byte_and_per_operation_figures_where_they_apply() {
-        let mut measurement = crate::measurement::example("aws_lc_rs::a", 1_000, Some(64));
+        let mut measurement = crate::fixtures::measurement("aws_lc_rs::a", 1_000, Some(64));
         measurement.operations_per_run = 4;
         let text = header(&measurement);
         assert!(
@@ -323,7 +397,7 @@ mod tests {
             text.contains("regress: instructions per operation 250.0 (4 operations per run)\n"),
             "{text}"
         );
-        let single = header(&crate::measurement::example("s2n_tls::b", 1_000, None));
+        let single = header(&crate::fixtures::measurement("s2n_tls::b", 1_000, None));
         assert!(!single.contains("per operation"), "{single}");
         assert!(!single.contains("per byte"), "{single}");
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::fingerprint::Fingerprint;
+use crate::measure::fingerprint::Fingerprint;
 use crate::workspace::{file_stem, Workspace};
 
 /// What a record or baseline entry written before `operations_per_run`
@@ -43,26 +43,42 @@ pub struct Measurement {
     pub profile: PathBuf,
 }
 
+/// Instructions per application byte, for throughput paths (those that
+/// move bytes); shared by records, baselines and comparisons.
+pub fn per_byte(instructions: u64, bytes_per_run: Option<u64>) -> Option<f64> {
+    bytes_per_run
+        .filter(|bytes| *bytes > 0)
+        .map(|bytes| instructions as f64 / bytes as f64)
+}
+
+/// Instructions per call of the measured API, for paths that make more
+/// than one call per run.
+pub fn per_operation(instructions: u64, operations_per_run: u64) -> Option<f64> {
+    (operations_per_run > 1).then(|| instructions as f64 / operations_per_run as f64)
+}
+
 impl Measurement {
     /// Instructions per application byte, for throughput paths.
     pub fn instructions_per_byte(&self) -> Option<f64> {
-        self.bytes_per_run
-            .filter(|bytes| *bytes > 0)
-            .map(|bytes| self.instructions as f64 / bytes as f64)
+        per_byte(self.instructions, self.bytes_per_run)
     }
 
     /// Instructions per call of the measured API, for paths that make more
     /// than one call per run.
     pub fn instructions_per_operation(&self) -> Option<f64> {
-        (self.operations_per_run > 1)
-            .then(|| self.instructions as f64 / self.operations_per_run as f64)
+        per_operation(self.instructions, self.operations_per_run)
     }
 
-    /// Where the record of `harness` lives.
+    /// Where the record of `harness` lives in the workspace's
+    /// `perf_outputs/` (a [`crate::Runner`] with another output folder
+    /// writes it there instead: [`Measurement::path_in`]).
     pub fn path(workspace: &Workspace, harness: &str) -> PathBuf {
-        workspace
-            .perf_outputs_dir()
-            .join(format!("{}.json", file_stem(harness)))
+        Measurement::path_in(&workspace.perf_outputs_dir(), harness)
+    }
+
+    /// Where the record of `harness` lives in the output folder `dir`.
+    pub fn path_in(dir: &Path, harness: &str) -> PathBuf {
+        dir.join(format!("{}.json", file_stem(harness)))
     }
 
     pub fn read(path: &Path) -> Result<Measurement> {
@@ -74,11 +90,11 @@ impl Measurement {
             source,
         })?;
         if record.schema != MEASUREMENT_SCHEMA {
-            return Err(Error::Invalid(format!(
-                "{} has schema {}, this runner reads {MEASUREMENT_SCHEMA}; measure again",
-                path.display(),
-                record.schema
-            )));
+            return Err(Error::Schema {
+                path: path.to_path_buf(),
+                found: record.schema,
+                expected: MEASUREMENT_SCHEMA,
+            });
         }
         Ok(record)
     }
@@ -105,30 +121,6 @@ impl Measurement {
     }
 }
 
-/// A record for tests of the code that reads records: `harness` counted
-/// `instructions`, moving `bytes` per run, under a fixed fingerprint.
-#[cfg(test)]
-pub(crate) fn example(harness: &str, instructions: u64, bytes: Option<u64>) -> Measurement {
-    use crate::valgrind::Method;
-    Measurement {
-        schema: MEASUREMENT_SCHEMA,
-        harness: harness.into(),
-        instructions,
-        bytes_per_run: bytes,
-        operations_per_run: 1,
-        fingerprint: Fingerprint {
-            valgrind: "3.19.0".into(),
-            method: Method::Subtraction,
-            rustc: "rustc".into(),
-            target: "t".into(),
-            cpu_features: vec![],
-            libraries: Default::default(),
-        },
-        annotated: PathBuf::new(),
-        profile: PathBuf::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,7 +129,7 @@ mod tests {
     /// operation per run, and a record round-trips through JSON.
     #[test]
     fn operations_per_run_defaults_to_one() {
-        let record = example("s2n_tls::handshake_rsa4096", 77, None);
+        let record = crate::fixtures::measurement("s2n_tls::handshake_rsa4096", 77, None);
         let mut json: serde_json::Value =
             serde_json::from_str(&serde_json::to_string(&record).expect("serialize"))
                 .expect("json");
@@ -148,7 +140,7 @@ mod tests {
         assert_eq!(old, record);
         assert_eq!(old.instructions_per_operation(), None);
 
-        let mut repeated = example("aws_lc_rs::aead", 900, Some(16));
+        let mut repeated = crate::fixtures::measurement("aws_lc_rs::aead", 900, Some(16));
         repeated.operations_per_run = 3;
         assert_eq!(repeated.instructions_per_operation(), Some(300.0));
     }

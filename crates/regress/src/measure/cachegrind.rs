@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use regress_measure::child::{ChildReport, ChildRequest};
 
 use crate::error::{Error, Result};
-use crate::valgrind::Valgrind;
+use crate::measure::valgrind::Valgrind;
 
 /// Seconds a child may run before it is killed (default 600).
 pub const ENV_TIMEOUT: &str = "REGRESS_TIMEOUT_SECS";
@@ -76,10 +76,10 @@ pub fn timeout_from_env() -> Result<Duration> {
             .ok()
             .filter(|seconds| *seconds > 0)
             .map(Duration::from_secs)
-            .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "{ENV_TIMEOUT}={text:?} must be a positive whole number of seconds"
-                ))
+            .ok_or(Error::BadSetting {
+                variable: ENV_TIMEOUT,
+                value: text,
+                expected: "a positive whole number of seconds",
             }),
     }
 }
@@ -231,10 +231,9 @@ fn create(path: &Path) -> Result<File> {
 /// of a subtraction still run the same bytes. Across file systems, a copy.
 fn link_binary(binary: &Path, link: &Path) -> Result<()> {
     if !binary.is_file() {
-        return Err(Error::Invalid(format!(
-            "the harness binary {} is gone (rebuilt or removed while measuring?); run again",
-            binary.display()
-        )));
+        return Err(Error::BinaryGone {
+            binary: binary.to_path_buf(),
+        });
     }
     std::fs::hard_link(binary, link)
         .or_else(|_| std::fs::copy(binary, link).map(drop))
@@ -305,7 +304,7 @@ mod tests {
 
     #[test]
     fn waits_and_kills_after_the_timeout() {
-        let Some(sleep) = crate::valgrind::find_on_path("sleep") else {
+        let Some(sleep) = crate::measure::valgrind::find_on_path("sleep") else {
             return;
         };
         let mut child = Command::new(sleep).arg("30").spawn().expect("spawn sleep");

@@ -12,23 +12,21 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::Threshold;
 use crate::atomic_file;
-use crate::fingerprint::Fingerprint;
-use crate::measurement::Measurement;
+use crate::measure::fingerprint::Fingerprint;
+use crate::measure::measurement::Measurement;
 use crate::workspace::file_stem;
 
 /// Bumped whenever the file's meaning changes.
 pub const BASELINE_SCHEMA: u32 = 1;
 
+/// The largest count a baseline may hold: the runner's counts come from
+/// `i64` profile totals, and a larger one can only be a hand edit.
+pub const MAX_INSTRUCTIONS: u64 = i64::MAX as u64;
+
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
-    #[error(
-        "no baseline for {harness}: {path} does not exist.\n  \
-         Measure it (ENABLE_VALGRIND=true cargo test) and record it with \
-         `cargo run -p regress -- bless --harness {harness}`."
-    )]
-    Missing { harness: String, path: PathBuf },
-
     #[error(
         "the baseline {path} is not valid JSON of the expected shape: {source}.\n  \
          Fix the hand edit (see `git diff {path}`) or restore it with `git checkout -- {path}`."
@@ -39,77 +37,56 @@ pub enum BaselineError {
         source: serde_json::Error,
     },
 
-    #[error("the baseline {path} is invalid: {reason}")]
-    Invalid { path: PathBuf, reason: String },
+    #[error(
+        "the baseline {path} is invalid: {problem}.\n  \
+         Fix the hand edit (see `git diff {path}`) or restore it with `git checkout -- {path}`."
+    )]
+    Invalid { path: PathBuf, problem: Problem },
 
-    #[error("cannot {action} the baseline {path}: {source}")]
+    #[error(
+        "cannot {action} the baseline {path}: {source}.\n  \
+         Check that the folder exists and is writable; the file itself was not changed."
+    )]
     Io {
         action: &'static str,
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+
+    #[error("cannot turn the baseline {path} into JSON: {source}")]
+    Serialize {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+
+    #[error("cannot write the baseline {path}: {source}")]
+    Write {
+        path: PathBuf,
+        /// Boxed to keep every baseline `Result` small.
+        #[source]
+        source: Box<crate::error::Error>,
+    },
 }
 
-/// When a change in count is worth failing for.
-///
-/// The counts repeat to the instruction, so the threshold is not a noise
-/// margin; it is the smallest change worth a reviewer's attention. A change
-/// counts when it exceeds the larger of the relative part of the baseline and
-/// the absolute floor. The floor keeps tiny paths from failing on a handful
-/// of instructions of allocator or harness drift.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Threshold {
-    /// Percent of the baseline count, e.g. `0.05` for 0.05 %.
-    pub relative_percent: f64,
-    /// Instructions; changes up to this size never count.
-    pub absolute: u64,
-}
-
-impl Default for Threshold {
-    /// 0.05 % with a floor of 1,000 instructions. For the RSA-4096 handshake
-    /// (~77 M) that is ~38 K instructions: a few hundred executed lines of C,
-    /// well above the zero run-to-run spread and well below any change a
-    /// maintainer would want to hear about.
-    fn default() -> Threshold {
-        Threshold {
-            relative_percent: 0.05,
-            absolute: 1_000,
-        }
-    }
-}
-
-impl Threshold {
-    /// The threshold a new baseline of `instructions` gets: the default,
-    /// with the absolute floor lowered to 1 % of the count (but at least 10
-    /// instructions) for paths so small that 1,000 instructions would be
-    /// most of them: a 7,715-instruction X.509 parse must not be allowed
-    /// to grow by 13 % unnoticed.
-    pub fn for_count(instructions: u64) -> Threshold {
-        let default = Threshold::default();
-        Threshold {
-            absolute: (instructions / 100).clamp(10, default.absolute),
-            ..default
-        }
-    }
-
-    /// The largest change, in instructions, that does not count for a
-    /// baseline of `baseline` instructions.
-    pub fn allowance(&self, baseline: u64) -> u64 {
-        let relative = (baseline as f64 * self.relative_percent / 100.0).floor() as u64;
-        relative.max(self.absolute)
-    }
-
-    fn validate(&self) -> Result<(), String> {
-        if !self.relative_percent.is_finite() || self.relative_percent < 0.0 {
-            return Err(format!(
-                "threshold.relative_percent must be a non-negative number, not {}",
-                self.relative_percent
-            ));
-        }
-        Ok(())
-    }
+/// What is wrong with a baseline file that parses as JSON.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Problem {
+    #[error("schema {found} is not the {BASELINE_SCHEMA} this runner reads")]
+    Schema { found: u32 },
+    #[error("it names harness {found:?}, but its file name says {expected:?}")]
+    HarnessName { found: String, expected: String },
+    #[error("threshold.relative_percent must be a non-negative number, not {value}")]
+    Threshold { value: f64 },
+    #[error("entry {entry} has an instruction count of 0")]
+    ZeroCount { entry: usize },
+    #[error("entry {entry} counts {count} instructions, more than any measurement can ({MAX_INSTRUCTIONS})")]
+    CountTooLarge { entry: usize, count: u64 },
+    #[error("entry {entry} makes 0 calls per run")]
+    ZeroOperations { entry: usize },
+    #[error("entry {entry} repeats the fingerprint of an earlier entry")]
+    DuplicateFingerprint { entry: usize },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,7 +100,7 @@ pub struct BaselineEntry {
     /// comparable with one of the same number of calls; written only when
     /// it is not 1.
     #[serde(
-        default = "crate::measurement::one_operation",
+        default = "crate::measure::measurement::one_operation",
         skip_serializing_if = "is_one_operation"
     )]
     pub operations_per_run: u64,
@@ -148,17 +125,14 @@ impl BaselineFile {
         dir.join(format!("{}.json", file_stem(harness)))
     }
 
-    /// Loads and validates the baseline of `harness`.
-    pub fn load(dir: &Path, harness: &str) -> Result<BaselineFile, BaselineError> {
+    /// Loads and validates the baseline of `harness`; `Ok(None)` when it
+    /// has no file. A file that does not load is an error, never "no
+    /// baseline": it must be fixed, not judged around or overwritten.
+    pub fn load(dir: &Path, harness: &str) -> Result<Option<BaselineFile>, BaselineError> {
         let path = BaselineFile::path(dir, harness);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(BaselineError::Missing {
-                    harness: harness.to_owned(),
-                    path,
-                })
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
                 return Err(BaselineError::Io {
                     action: "read",
@@ -173,35 +147,43 @@ impl BaselineFile {
                 source,
             })?;
         file.validate(harness)
-            .map_err(|reason| BaselineError::Invalid { path, reason })?;
-        Ok(file)
+            .map_err(|problem| BaselineError::Invalid { path, problem })?;
+        Ok(Some(file))
     }
 
-    fn validate(&self, harness: &str) -> Result<(), String> {
+    fn validate(&self, harness: &str) -> Result<(), Problem> {
         if self.schema != BASELINE_SCHEMA {
-            return Err(format!(
-                "schema {} is not the {BASELINE_SCHEMA} this runner reads",
-                self.schema
-            ));
+            return Err(Problem::Schema { found: self.schema });
         }
         if self.harness != harness {
-            return Err(format!(
-                "it names harness {:?}, but its file name says {harness:?}",
-                self.harness
-            ));
+            return Err(Problem::HarnessName {
+                found: self.harness.clone(),
+                expected: harness.to_owned(),
+            });
         }
-        self.threshold.validate()?;
+        if !self.threshold.is_valid() {
+            return Err(Problem::Threshold {
+                value: self.threshold.relative_percent,
+            });
+        }
         for (index, entry) in self.entries.iter().enumerate() {
             if entry.instructions == 0 {
-                return Err(format!("entry {index} has an instruction count of 0"));
+                return Err(Problem::ZeroCount { entry: index });
+            }
+            if entry.instructions > MAX_INSTRUCTIONS {
+                return Err(Problem::CountTooLarge {
+                    entry: index,
+                    count: entry.instructions,
+                });
+            }
+            if entry.operations_per_run == 0 {
+                return Err(Problem::ZeroOperations { entry: index });
             }
             if self.entries[..index]
                 .iter()
                 .any(|earlier| earlier.fingerprint == entry.fingerprint)
             {
-                return Err(format!(
-                    "entry {index} repeats the fingerprint of an earlier entry"
-                ));
+                return Err(Problem::DuplicateFingerprint { entry: index });
             }
         }
         Ok(())
@@ -248,8 +230,8 @@ pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineE
         bytes_per_run: measurement.bytes_per_run,
         operations_per_run: measurement.operations_per_run,
     };
-    let (file, outcome) = match BaselineFile::load(dir, &measurement.harness) {
-        Err(BaselineError::Missing { .. }) => (
+    let (file, outcome) = match BaselineFile::load(dir, &measurement.harness)? {
+        None => (
             BaselineFile {
                 schema: BASELINE_SCHEMA,
                 harness: measurement.harness.clone(),
@@ -261,8 +243,7 @@ pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineE
                 instructions: measurement.instructions,
             },
         ),
-        Err(other) => return Err(other),
-        Ok(mut file) => {
+        Some(mut file) => {
             let outcome = match file
                 .entries
                 .iter_mut()
@@ -295,58 +276,47 @@ pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineE
     if matches!(outcome, Blessed::Unchanged { .. }) {
         return Ok(outcome);
     }
-    let mut text =
-        serde_json::to_string_pretty(&file).map_err(|source| BaselineError::Corrupt {
-            path: path.clone(),
-            source,
-        })?;
-    text.push('\n');
     std::fs::create_dir_all(dir).map_err(|source| BaselineError::Io {
         action: "create the folder of",
         path: path.clone(),
         source,
     })?;
-    atomic_file::write(&path, text.as_bytes()).map_err(|error| BaselineError::Invalid {
+    let text = file.to_json().map_err(|source| BaselineError::Serialize {
         path: path.clone(),
-        reason: error.to_string(),
+        source,
+    })?;
+    atomic_file::write(&path, text.as_bytes()).map_err(|source| BaselineError::Write {
+        path,
+        source: Box::new(source),
     })?;
     Ok(outcome)
+}
+
+impl BaselineFile {
+    /// The file's text: pretty JSON, one field a line, ending in a newline,
+    /// so that a re-bless reads as a small `git diff`.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        Ok(text)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measurement::MEASUREMENT_SCHEMA;
-    use crate::valgrind::Method;
+    use crate::fixtures;
 
     const HARNESS: &str = "s2n_tls::handshake_rsa4096";
 
     fn fingerprint(valgrind: &str) -> Fingerprint {
-        Fingerprint {
-            valgrind: valgrind.into(),
-            method: if valgrind == "3.19.0" {
-                Method::Subtraction
-            } else {
-                Method::Markers
-            },
-            rustc: "rustc 1.95.0".into(),
-            target: "x86_64-unknown-linux-gnu".into(),
-            cpu_features: vec!["aes".into(), "avx2".into()],
-            libraries: [("s2n-tls".to_owned(), "0.3.47".to_owned())].into(),
-        }
+        fixtures::fingerprint(valgrind)
     }
 
     fn measurement(valgrind: &str, instructions: u64) -> Measurement {
-        Measurement {
-            schema: MEASUREMENT_SCHEMA,
-            harness: HARNESS.into(),
-            instructions,
-            bytes_per_run: None,
-            operations_per_run: 1,
-            fingerprint: fingerprint(valgrind),
-            annotated: PathBuf::from("perf_outputs/a.txt"),
-            profile: PathBuf::from("perf_outputs/a.out"),
-        }
+        let mut measurement = fixtures::measurement(HARNESS, instructions, None);
+        measurement.fingerprint = fixtures::fingerprint(valgrind);
+        measurement
     }
 
     #[test]
@@ -374,7 +344,9 @@ mod tests {
         let outcome = bless(dir.path(), &measurement("3.19.0", 90_000)).expect("again");
         assert!(matches!(outcome, Blessed::Unchanged { .. }));
 
-        let file = BaselineFile::load(dir.path(), HARNESS).expect("load");
+        let file = BaselineFile::load(dir.path(), HARNESS)
+            .expect("load")
+            .expect("a file");
         assert_eq!(file.entries.len(), 2);
         assert_eq!(
             file.entry_for(&fingerprint("3.19.0"))
@@ -390,15 +362,6 @@ mod tests {
     }
 
     #[test]
-    fn small_paths_get_a_proportionate_floor() {
-        assert_eq!(Threshold::for_count(77_000_000), Threshold::default());
-        assert_eq!(Threshold::for_count(100_000).absolute, 1_000);
-        assert_eq!(Threshold::for_count(37_763).absolute, 377);
-        assert_eq!(Threshold::for_count(947).absolute, 10);
-        assert_eq!(Threshold::for_count(947).allowance(947), 10);
-    }
-
-    #[test]
     fn bless_keeps_a_hand_tuned_threshold() {
         let dir = tempfile::tempdir().expect("tempdir");
         bless(dir.path(), &measurement("3.19.0", 100_000)).expect("create");
@@ -410,24 +373,35 @@ mod tests {
         )
         .expect("write");
         bless(dir.path(), &measurement("3.19.0", 120_000)).expect("update");
-        let file = BaselineFile::load(dir.path(), HARNESS).expect("load");
+        let file = BaselineFile::load(dir.path(), HARNESS)
+            .expect("load")
+            .expect("a file");
         assert_eq!(file.threshold.relative_percent, 0.5);
     }
 
     #[test]
-    fn a_missing_baseline_says_how_to_create_it() {
+    fn a_missing_baseline_is_no_file_not_an_error() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let error = BaselineFile::load(dir.path(), HARNESS).unwrap_err();
-        assert!(matches!(error, BaselineError::Missing { .. }));
+        assert!(BaselineFile::load(dir.path(), HARNESS)
+            .expect("load")
+            .is_none());
+    }
+
+    /// A folder that cannot hold files is an I/O error that says so, not a
+    /// complaint about the baseline's contents.
+    #[test]
+    fn an_io_failure_is_not_called_corrupt() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let not_a_folder = dir.path().join("baselines");
+        std::fs::write(&not_a_folder, "a file").expect("write");
+        let error = bless(&not_a_folder, &measurement("3.19.0", 5)).unwrap_err();
+        assert!(matches!(error, BaselineError::Io { .. }), "{error:?}");
         let message = error.to_string();
         assert!(
-            message.contains("s2n_tls.handshake_rsa4096.json does not exist"),
+            !message.contains("not valid JSON") && !message.contains("invalid"),
             "{message}"
         );
-        assert!(
-            message.contains("bless --harness s2n_tls::handshake_rsa4096"),
-            "{message}"
-        );
+        assert!(message.contains("cannot read the baseline"), "{message}");
     }
 
     /// Each damaged file must be refused with its own reason, and blessing
@@ -454,6 +428,13 @@ mod tests {
                 "count of 0",
             ),
             (good.replace("\"schema\": 1", "\"schema\": 7"), "schema 7"),
+            (
+                good.replace(
+                    "\"instructions\": 100000",
+                    "\"instructions\": 18446744073709551615",
+                ),
+                "more than any measurement can",
+            ),
             (
                 good.replace("s2n_tls::handshake_rsa4096", "s2n_tls::other"),
                 "names harness",
@@ -484,18 +465,7 @@ mod tests {
     #[test]
     fn duplicate_fingerprints_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let entry = BaselineEntry {
-            fingerprint: fingerprint("3.19.0"),
-            instructions: 1,
-            bytes_per_run: None,
-            operations_per_run: 1,
-        };
-        let file = BaselineFile {
-            schema: BASELINE_SCHEMA,
-            harness: HARNESS.into(),
-            threshold: Threshold::default(),
-            entries: vec![entry.clone(), entry],
-        };
+        let file = fixtures::baseline(HARNESS, &[("3.19.0", 1), ("3.19.0", 1)]);
         let path = BaselineFile::path(dir.path(), HARNESS);
         std::fs::write(&path, serde_json::to_string(&file).expect("json")).expect("write");
         let message = BaselineFile::load(dir.path(), HARNESS)

@@ -11,7 +11,6 @@ use regress_measure::scale::{ScaleReport, ScaleRequest};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::report::{count, Table};
 
 /// Bumped whenever the JSON's meaning changes.
 pub const SCALE_SCHEMA: u32 = 1;
@@ -61,17 +60,19 @@ pub fn scale(
                 source,
             })?;
         if !output.status.success() {
-            return Err(Error::ChildFailed {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let lines: Vec<&str> = stderr.lines().collect();
+            return Err(Error::ScaleFailed {
                 harness: harness.to_owned(),
+                threads,
                 status: output.status.to_string(),
-                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-                logs: scratch.to_path_buf(),
+                stderr: lines[lines.len().saturating_sub(40)..].join("\n"),
             });
         }
         let text = match std::fs::read_to_string(&report_path) {
             Ok(text) => text,
             Err(_) => {
-                return Err(Error::NoReport {
+                return Err(Error::ScaleNoReport {
                     harness: harness.to_owned(),
                     binary: binary.to_path_buf(),
                 })
@@ -91,66 +92,4 @@ pub fn scale(
         seconds_per_point: duration.as_secs_f64(),
         points,
     })
-}
-
-impl Scaling {
-    pub fn table(&self) -> Table {
-        let mut table = Table::new(&[
-            "threads",
-            "total time (s)",
-            "total ops",
-            "ops/s",
-            "ops/s per thread",
-        ]);
-        for point in &self.points {
-            table.row(vec![
-                point.threads.to_string(),
-                format!("{:.2}", point.wall_seconds),
-                count(point.total_operations()),
-                format!("{:.1}", point.operations_per_second()),
-                format!("{:.1}", point.operations_per_second_per_thread()),
-            ]);
-        }
-        table
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use regress_measure::scale::ThreadResult;
-
-    #[test]
-    fn table_has_the_documented_columns() {
-        let scaling = Scaling {
-            schema: SCALE_SCHEMA,
-            harness: "a::b".into(),
-            seconds_per_point: 1.0,
-            points: vec![ScaleReport {
-                harness: "a::b".into(),
-                threads: 2,
-                wall_seconds: 1.01,
-                per_thread: vec![
-                    ThreadResult {
-                        operations: 100,
-                        busy_seconds: 0.5,
-                    },
-                    ThreadResult {
-                        operations: 50,
-                        busy_seconds: 0.5,
-                    },
-                ],
-            }],
-        };
-        let markdown = scaling.table().to_markdown();
-        assert!(
-            markdown
-                .starts_with("| threads | total time (s) | total ops | ops/s | ops/s per thread |"),
-            "{markdown}"
-        );
-        assert!(
-            markdown.contains("| 2 | 1.01 | 150 | 300.0 | 150.0 |"),
-            "{markdown}"
-        );
-    }
 }

@@ -1,0 +1,177 @@
+//! The command line: every argument of every command, and nothing that
+//! acts on them (that is `commands/`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use regress::diff::shard::Shard;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Instruction-count regression harness for TLS libraries"
+)]
+pub struct Cli {
+    /// The valgrind program to use (default: $REGRESS_VALGRIND, else PATH).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub valgrind: Option<PathBuf>,
+
+    /// Parallel Valgrind processes (default: the number of cores).
+    #[arg(long, short = 'j', global = true)]
+    pub jobs: Option<usize>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Measure harnesses under Valgrind and gate them against baselines.
+    Run(Filters),
+    /// Write baselines from the latest measurements in perf_outputs/.
+    Bless(Filters),
+    /// Measure every harness several times and print the run-to-run spread.
+    Noise(NoiseArgs),
+    /// List the harnesses.
+    List,
+    /// Time paths natively on 1..N threads (wall clock, not Valgrind).
+    Scale(ScaleArgs),
+    /// Write an HTML page with charts of the latest measurements and scaling runs.
+    Report(ReportArgs),
+    /// Compare libraries path by path, from the latest measurements.
+    Compare(CompareArgs),
+    /// Regenerate the README's tables from baselines/ (or check them).
+    Readme(ReadmeArgs),
+    /// Compare the instruction counts of two commits, function by function.
+    Diff(DiffArgs),
+    /// Merge the report.json files of `regress diff --shard` runs into one report.
+    DiffMerge(MergeArgs),
+}
+
+#[derive(Args)]
+pub struct Filters {
+    /// Only harnesses whose name contains this (repeatable); a filter that
+    /// is exactly a harness name selects only it.
+    #[arg(long = "harness", value_name = "NAME")]
+    pub harnesses: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct NoiseArgs {
+    /// Measurements per harness (at least 2).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..))]
+    pub runs: u32,
+    #[command(flatten)]
+    pub filters: Filters,
+}
+
+#[derive(Args)]
+pub struct ScaleArgs {
+    /// Only harnesses whose name contains this (repeatable). Default:
+    /// full handshakes (RSA, ECDSA), mTLS and chain verification.
+    #[command(flatten)]
+    pub filters: Filters,
+    /// The largest thread count (default: the number of cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Seconds per thread count.
+    #[arg(long, default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Also write all tables as Markdown to this file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Also write all results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// The folder for index.html and the SVG charts.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// Also write the table as Markdown to this file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Also write the comparison as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ReadmeArgs {
+    /// The file whose generated sections to rewrite.
+    #[arg(long, value_name = "FILE", default_value = "README.md")]
+    pub file: PathBuf,
+    /// Only check that the tables agree with baselines/; exit 1 if not.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// `regress diff`: compare the instruction counts of two commits.
+#[derive(Args)]
+#[command(after_help = "\
+Each commit is built in a temporary git worktree under target/regress-diff/ and measured \
+with the same Valgrind; your work tree, index and uncommitted changes are never touched.
+
+Outputs (perf_outputs/diff/): report.json (schema 1), report.md (for a pull request \
+comment), <harness>.diff.txt (cg_annotate's per-function diff), base/ and head/ (the raw \
+region profiles).
+
+Exit codes: 0 nothing regressed beyond its threshold; 1 a harness regressed beyond its \
+threshold; 2 an error (a bad ref, a failed build or measurement, a missing shard).")]
+pub struct DiffArgs {
+    /// The commit to compare against: a branch, tag or commit.
+    #[arg(value_name = "BASE", allow_hyphen_values = true)]
+    pub base: String,
+
+    /// The commit to measure. Uncommitted changes are not part of it.
+    #[arg(
+        value_name = "HEAD",
+        default_value = "HEAD",
+        allow_hyphen_values = true
+    )]
+    pub head: String,
+
+    /// Compare HEAD with the merge base of BASE and HEAD (what a pull request
+    /// changes), like `git diff BASE...HEAD`.
+    #[arg(long)]
+    pub merge_base: bool,
+
+    #[command(flatten)]
+    pub filters: Filters,
+
+    /// Measure only the K-th of N parts of the harness list, for CI runners
+    /// that share the work; merge their report.json with `regress diff-merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
+
+    /// Also write the head's counts as Bencher Metric Format JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub bmf: Option<PathBuf>,
+
+    /// The cargo target folder both commits build in [default:
+    /// $CARGO_TARGET_DIR, else target/regress-diff/target]. It must not
+    /// contain target/regress-diff/, where the worktrees are.
+    #[arg(long, value_name = "DIR")]
+    pub target_dir: Option<PathBuf>,
+}
+
+/// `regress diff-merge`: one report from the reports of several shards.
+#[derive(Args)]
+#[command(after_help = "\
+Writes perf_outputs/diff/report.json and report.md, prints the table, and exits like \
+`regress diff`: 0, 1 for a regression, 2 when a shard is missing or a harness failed.")]
+pub struct MergeArgs {
+    /// The report.json of each shard.
+    #[arg(value_name = "REPORT", required = true)]
+    pub reports: Vec<PathBuf>,
+
+    /// Also write the head's counts as Bencher Metric Format JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub bmf: Option<PathBuf>,
+}

@@ -1,0 +1,75 @@
+//! `regress diff` and `regress diff-merge`: two commits, function by
+//! function, and the merge of a sharded diff's reports.
+
+use std::path::Path;
+
+use regress::diff::pipeline::{DiffRequest, Plan};
+use regress::diff::report::DiffReport;
+use regress::diff::{render, Outcome as DiffOutcome};
+use regress::measure::cachegrind;
+use regress::report::events::{Event, Listener};
+
+use super::{write_file, Context, Outcome};
+use crate::cli::{DiffArgs, MergeArgs};
+
+/// Runs a diff and writes its report.
+pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
+    // Refs first: a bad ref is refused before anything is created or
+    // Valgrind is even looked for.
+    let plan = Plan::resolve(
+        &context.workspace,
+        DiffRequest {
+            base: args.base,
+            head: args.head,
+            merge_base: args.merge_base,
+            filters: args.filters.harnesses,
+            shard: args.shard,
+            target_dir: args.target_dir,
+        },
+    )?;
+    let valgrind = context.valgrind()?;
+    let timeout = cachegrind::timeout_from_env()?;
+    let report = plan.run(&valgrind, timeout, context.workers(), context.reporter)?;
+    publish(context, &report, args.bmf.as_deref())
+}
+
+/// Merges shard reports and writes the merged report.
+pub fn merge(context: &Context, args: &MergeArgs) -> anyhow::Result<Outcome> {
+    let reports = args
+        .reports
+        .iter()
+        .map(|path| DiffReport::read(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let report = DiffReport::merge(reports)?;
+    publish(context, &report, args.bmf.as_deref())
+}
+
+/// Writes `report.json` and `report.md`, the Bencher file if asked, and
+/// prints the table.
+fn publish(context: &Context, report: &DiffReport, bmf: Option<&Path>) -> anyhow::Result<Outcome> {
+    let reporter = context.reporter;
+    let dir = context.workspace.perf_outputs_dir().join("diff");
+    std::fs::create_dir_all(&dir)
+        .map_err(|source| regress::Error::io("create the folder", &dir, source))?;
+    for (name, text) in [
+        ("report.json", report.to_json()?),
+        ("report.md", render::markdown(report)),
+    ] {
+        let path = dir.join(name);
+        regress::atomic_file::write(&path, text.as_bytes())?;
+        reporter.event(Event::Wrote(Path::new(
+            &context.workspace.display_path(&path),
+        )));
+    }
+    if let Some(path) = bmf {
+        let mut text = serde_json::to_string_pretty(&render::bmf(report))?;
+        text.push('\n');
+        write_file(reporter, path, &text)?;
+    }
+    reporter.print(&render::text(report));
+    Ok(match report.outcome() {
+        DiffOutcome::Clean => Outcome::Clean,
+        DiffOutcome::Regressed => Outcome::Regressed,
+        DiffOutcome::Incomplete => Outcome::Failed,
+    })
+}

@@ -1,0 +1,92 @@
+//! One module per command. Each takes the [`Context`] and its arguments,
+//! tells the reporter what happens, and says how it ended ([`Outcome`]).
+
+pub mod bless;
+pub mod compare;
+pub mod diff;
+pub mod list;
+pub mod noise;
+pub mod readme;
+pub mod report;
+pub mod run;
+pub mod scale;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use regress::measure::cachegrind;
+use regress::measure::valgrind::Valgrind;
+use regress::report::events::{Event, Listener};
+use regress::report::Reporter;
+use regress::workspace::Workspace;
+use regress::{discover, Runner};
+
+/// How a command ended; `main` turns it into the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done, nothing to complain about (exit 0).
+    Clean,
+    /// A harness regressed beyond its threshold, or has no baseline for
+    /// this machine (exit 1).
+    Regressed,
+    /// Something could not be measured or judged (exit 2).
+    Failed,
+}
+
+/// What every command may need: where the project is, the global options,
+/// and the one reporter.
+pub struct Context<'a> {
+    pub workspace: Workspace,
+    pub valgrind: Option<PathBuf>,
+    pub jobs: Option<usize>,
+    pub reporter: &'a Reporter,
+}
+
+impl Context<'_> {
+    /// The Valgrind the user chose (`--valgrind`, else the environment),
+    /// announced to the reporter.
+    pub fn valgrind(&self) -> anyhow::Result<Valgrind> {
+        let valgrind = match &self.valgrind {
+            Some(path) => Valgrind::at(path)?,
+            None => Valgrind::from_env()?,
+        };
+        self.reporter.event(Event::ValgrindFound(&valgrind));
+        Ok(valgrind)
+    }
+
+    pub fn runner(&self) -> anyhow::Result<Runner> {
+        Ok(Runner::new(
+            self.workspace.clone(),
+            self.valgrind()?,
+            cachegrind::timeout_from_env()?,
+        )?)
+    }
+
+    pub fn workers(&self) -> usize {
+        regress::parallel::workers(self.jobs)
+    }
+}
+
+/// Builds the harness tests, copies the binary where a rebuild cannot
+/// replace it, and picks the harnesses `filters` select.
+pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(PathBuf, Vec<String>)> {
+    let binary = discover::stage(&discover::build(&runner.workspace)?, runner.output_dir())?;
+    let names = selected(discover::list(&binary)?, filters)?;
+    Ok((binary, names))
+}
+
+/// The harnesses `filters` select, or an error that says how to list them.
+pub fn selected(names: Vec<String>, filters: &[String]) -> anyhow::Result<Vec<String>> {
+    let names = discover::select(names, filters);
+    if names.is_empty() {
+        bail!("no harness matches {filters:?}; `cargo run -p regress -- list` shows them all");
+    }
+    Ok(names)
+}
+
+/// Writes `text` to a file the user named, and says so.
+pub fn write_file(reporter: &Reporter, path: &Path, text: &str) -> anyhow::Result<()> {
+    regress::atomic_file::write(path, text.as_bytes())?;
+    reporter.event(Event::Wrote(path));
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! `regress noise`: measure every harness several times and print the
+//! run-to-run spread, with the threshold each could live with.
+
+use regress::format::count;
+use regress::judge::noise::Spread;
+use regress::parallel;
+use regress::report::events::{Event, Listener};
+use regress::report::Table;
+
+use super::{harnesses, Context, Outcome};
+use crate::cli::NoiseArgs;
+
+pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
+    let runner = context.runner()?;
+    let (binary, names) = harnesses(&runner, &args.filters.harnesses)?;
+    let reporter = context.reporter;
+    let jobs: Vec<&String> = names
+        .iter()
+        .flat_map(|name| std::iter::repeat_n(name, args.runs as usize))
+        .collect();
+    let total = jobs.len();
+    let results = parallel::measure_all(
+        &jobs,
+        context.workers(),
+        reporter,
+        |name| (None, name.as_str()),
+        |name| runner.measure(name, &binary),
+    );
+    let mut spreads: Vec<Spread> = names
+        .iter()
+        .map(|name| Spread {
+            harness: name.clone(),
+            counts: Vec::new(),
+        })
+        .collect();
+    let mut failures = 0;
+    for (name, result) in jobs.iter().zip(results) {
+        match result {
+            Ok(measurement) => {
+                if let Some(spread) = spreads.iter_mut().find(|s| &s.harness == *name) {
+                    spread.counts.push(measurement.instructions);
+                }
+            }
+            Err(error) => {
+                failures += 1;
+                reporter.event(Event::HarnessFailed {
+                    side: None,
+                    harness: name,
+                    error: &error,
+                });
+            }
+        }
+    }
+    spreads.retain(|spread| !spread.counts.is_empty());
+    reporter.note(&format!(
+        "Valgrind {}, method {}",
+        runner.valgrind.version, runner.valgrind.method
+    ));
+    reporter.table(&table(&spreads));
+    if failures > 0 {
+        reporter.note(&format!(
+            "{failures} of {total} measurements failed; their harnesses have fewer runs above"
+        ));
+        return Ok(Outcome::Failed);
+    }
+    Ok(Outcome::Clean)
+}
+
+fn table(spreads: &[Spread]) -> Table {
+    let mut table = Table::new(&[
+        "harness",
+        "runs",
+        "min",
+        "max",
+        "spread",
+        "spread %",
+        "recommended threshold",
+    ]);
+    for spread in spreads {
+        let threshold = spread.recommended_threshold();
+        table.row(vec![
+            spread.harness.clone(),
+            spread.counts.len().to_string(),
+            count(spread.min()),
+            count(spread.max()),
+            count(spread.spread()),
+            format!("{:.4}", spread.spread_percent()),
+            format!(
+                "{}% / {}",
+                threshold.relative_percent,
+                count(threshold.absolute)
+            ),
+        ]);
+    }
+    table
+}

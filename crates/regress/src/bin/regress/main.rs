@@ -1,0 +1,81 @@
+//! `regress`: the commands that are not a test run.
+//!
+//! `cargo test` (and `ENABLE_VALGRIND=true cargo test`) is the everyday
+//! entry point. This binary adds what a test run cannot do: measure and gate
+//! the whole suite with one summary, write baselines on request, measure
+//! noise, compare libraries and commits, and write reports.
+//!
+//! This file only names the commands and turns how they ended into the exit
+//! code; the arguments are in `cli.rs`, what each command does in
+//! `commands/`, and everything printed goes through one
+//! [`regress::report::Reporter`].
+
+mod cli;
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use regress::report::Reporter;
+use regress::workspace::Workspace;
+
+use cli::{Cli, Command};
+use commands::{Context, Outcome};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let reporter = Reporter::new();
+    match run(cli, &reporter) {
+        Ok(outcome) => exit_code(outcome),
+        Err(error) => {
+            reporter.note(&describe(&error));
+            exit_code(Outcome::Failed)
+        }
+    }
+}
+
+fn run(cli: Cli, reporter: &Reporter) -> anyhow::Result<Outcome> {
+    let context = Context {
+        workspace: Workspace::discover()?,
+        valgrind: cli.valgrind,
+        jobs: cli.jobs,
+        reporter,
+    };
+    match cli.command {
+        Command::Run(filters) => commands::run::run(&context, &filters),
+        Command::Bless(filters) => commands::bless::bless(&context, &filters),
+        Command::Noise(args) => commands::noise::noise(&context, &args),
+        Command::List => commands::list::list(&context),
+        Command::Scale(args) => commands::scale::scale(&context, &args),
+        Command::Report(args) => commands::report::report(&context, &args),
+        Command::Compare(args) => commands::compare::compare(&context, &args),
+        Command::Readme(args) => commands::readme::readme(&context, &args),
+        Command::Diff(args) => commands::diff::diff(&context, args),
+        Command::DiffMerge(args) => commands::diff::merge(&context, &args),
+    }
+}
+
+/// The documented exit codes of every command: 0 clean, 1 regressed (or, for
+/// `readme --check`, out of date), 2 an error.
+fn exit_code(outcome: Outcome) -> ExitCode {
+    match outcome {
+        Outcome::Clean => ExitCode::SUCCESS,
+        Outcome::Regressed => ExitCode::from(1),
+        Outcome::Failed => ExitCode::from(2),
+    }
+}
+
+/// The error and its causes, skipping a cause whose text the message above
+/// it already includes (most of the library's errors quote their source).
+fn describe(error: &anyhow::Error) -> String {
+    let mut text = format!("error: {error}");
+    let mut shown = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !shown.contains(&cause) {
+            text.push_str(&format!("\n  caused by: {cause}"));
+            shown = cause;
+        }
+    }
+    text
+}

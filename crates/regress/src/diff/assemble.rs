@@ -1,0 +1,283 @@
+//! The second half of a diff: measure every selected harness on both sides,
+//! then compare each harness's two counts and profiles into a
+//! [`HarnessDiff`], and the lot into a [`DiffReport`].
+
+use std::path::{Path, PathBuf};
+
+use regress_profile::cachegrind_out;
+
+use super::annotate::annotated_diff;
+use super::compare::{self, function_deltas, HarnessDiff};
+use super::error::DiffError;
+use super::git::Worktree;
+use super::interrupt;
+use super::normalize::Normalizer;
+use super::report::Revision;
+use super::report::{DiffReport, DIFF_SCHEMA};
+use super::shard::Shard;
+use super::Side;
+use crate::format::{count, signed, signed_percent};
+use crate::judge::baseline::BaselineFile;
+use crate::judge::Threshold;
+use crate::measure::runner::header_lines;
+use crate::measure::valgrind::Valgrind;
+use crate::report::events::{Event, Listener};
+use crate::workspace::{file_stem, Workspace};
+use crate::{parallel, Measurement, Runner};
+
+/// One side, built.
+pub(super) struct SideBuild<'a> {
+    pub(super) side: Side,
+    /// Kept alive until the measurements are done: the runner reads the
+    /// commit's Cargo.lock, and the committed thresholds are read from it.
+    pub(super) worktree: Worktree<'a>,
+    pub(super) binary: PathBuf,
+    pub(super) names: Vec<String>,
+    pub(super) runner: Runner,
+}
+
+/// What the diff is of: the two commits, this run's shard, and the
+/// checkout whose `perf_outputs/` receives the result.
+pub(super) struct Commits<'a> {
+    pub(super) base: &'a Revision,
+    pub(super) head: &'a Revision,
+    pub(super) shard: Option<Shard>,
+    pub(super) workspace: &'a Workspace,
+}
+
+pub(super) fn measure_and_compare(
+    plan: &Commits<'_>,
+    valgrind: &Valgrind,
+    workers: usize,
+    sides: &[SideBuild],
+    harnesses: &[String],
+    outputs: &Path,
+    listener: &dyn Listener,
+) -> Result<DiffReport, DiffError> {
+    let jobs: Vec<(&SideBuild, &String)> = harnesses
+        .iter()
+        .flat_map(|harness| {
+            sides
+                .iter()
+                .filter(move |side| side.names.contains(harness))
+                .map(move |side| (side, harness))
+        })
+        .collect();
+    let results = parallel::measure_all(
+        &jobs,
+        workers,
+        listener,
+        |(side, harness)| (Some(side.side.name()), harness.as_str()),
+        |(side, harness)| {
+            interrupt::check()?;
+            side.runner
+                .measure(harness, &side.binary)
+                .map_err(DiffError::from)
+        },
+    );
+    interrupt::check()?;
+
+    let comparison = Comparison {
+        plan,
+        valgrind,
+        normalizer: Normalizer::default(),
+        sides,
+        outputs,
+    };
+    let mut diffs = Vec::new();
+    for harness in harnesses {
+        let result = |wanted: Side| {
+            jobs.iter()
+                .zip(&results)
+                .find(|((side, name), _)| side.side == wanted && *name == harness)
+                .map(|(_, result)| result)
+        };
+        diffs.push(comparison.harness(harness, result(Side::Base), result(Side::Head), listener));
+    }
+    compare::sort(&mut diffs);
+    // Scratch folders are empty unless a measurement failed, in which
+    // case they hold its logs: remove only the empty ones.
+    for dir in [
+        outputs.join(".scratch"),
+        outputs.join("base/.scratch"),
+        outputs.join("head/.scratch"),
+    ] {
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(DiffReport {
+        schema: DIFF_SCHEMA,
+        base: plan.base.clone(),
+        head: plan.head.clone(),
+        valgrind: valgrind.version.to_string(),
+        method: valgrind.method,
+        shards: plan.shard.into_iter().collect(),
+        harnesses: diffs,
+        problems: Vec::new(),
+    })
+}
+
+/// The lines above `cg_annotate`'s text, so the file explains itself.
+fn diff_header(
+    plan: &Commits<'_>,
+    harness: &str,
+    diff: &HarnessDiff,
+    normalizer: &Normalizer,
+) -> String {
+    let [mod_filename, mod_funcname] = normalizer.tool_args();
+    let lines = [
+        format!("per-function diff of {harness}: head minus base"),
+        format!(
+            "base {} ({}): {} instructions",
+            plan.base.commit,
+            plan.base.reference,
+            diff.base.map_or_else(|| "-".to_owned(), count)
+        ),
+        format!(
+            "head {} ({}): {} instructions",
+            plan.head.commit,
+            plan.head.reference,
+            diff.head.map_or_else(|| "-".to_owned(), count)
+        ),
+        format!(
+            "change {} ({}), {}",
+            signed(diff.delta.unwrap_or_default()),
+            match (diff.base, diff.head) {
+                (Some(base), Some(head)) => signed_percent(base, head),
+                _ => "n/a".to_owned(),
+            },
+            diff.verdict.label()
+        ),
+        format!("names lined up with {mod_filename} {mod_funcname}"),
+    ];
+    header_lines(&lines)
+}
+
+/// What comparing one harness needs besides its measurements.
+struct Comparison<'a> {
+    plan: &'a Commits<'a>,
+    valgrind: &'a Valgrind,
+    normalizer: Normalizer,
+    sides: &'a [SideBuild<'a>],
+    outputs: &'a Path,
+}
+
+impl Comparison<'_> {
+    /// Compares one harness from its two sides' measurements (`None` for a
+    /// side that does not have it).
+    fn harness(
+        &self,
+        harness: &str,
+        base: Option<&Result<Measurement, DiffError>>,
+        head: Option<&Result<Measurement, DiffError>>,
+        listener: &dyn Listener,
+    ) -> HarnessDiff {
+        let outputs = self.outputs;
+        let count_of = |result: Option<&Result<Measurement, DiffError>>| {
+            result.and_then(|r| r.as_ref().ok()).map(|m| m.instructions)
+        };
+        let (threshold, threshold_error) = threshold_for(self.sides, harness);
+        let mut errors: Vec<String> = threshold_error.into_iter().collect();
+        for (side, result) in [(Side::Base, base), (Side::Head, head)] {
+            if let Some(Err(error)) = result {
+                listener.event(Event::HarnessFailed {
+                    side: Some(side.name()),
+                    harness,
+                    error,
+                });
+                errors.push(format!("{side}: {}", first_line(&error.to_string())));
+            }
+        }
+        let (base_count, head_count) = (count_of(base), count_of(head));
+        let (Some(base_count), Some(head_count)) = (base_count, head_count) else {
+            if !errors.is_empty() {
+                return HarnessDiff::failed(
+                    harness,
+                    base_count,
+                    head_count,
+                    threshold,
+                    errors.join("; "),
+                );
+            }
+            return HarnessDiff::one_sided(harness, base_count, head_count, threshold);
+        };
+
+        let stem = file_stem(harness);
+        let profile = |side: Side| {
+            outputs
+                .join(side.name())
+                .join(format!("{stem}.cachegrind.out"))
+        };
+        let (base_profile, head_profile) = (profile(Side::Base), profile(Side::Head));
+        let functions = match (
+            cachegrind_out::read(&base_profile),
+            cachegrind_out::read(&head_profile),
+        ) {
+            (Ok(base), Ok(head)) => function_deltas(&base, &head, &self.normalizer),
+            (Err(error), _) | (_, Err(error)) => {
+                errors.push(format!("cannot read a region profile: {error}"));
+                Vec::new()
+            }
+        };
+        let mut diff = HarnessDiff::compared(harness, base_count, head_count, threshold, functions);
+        let explained: i64 = diff.functions.iter().map(|f| f.delta).sum();
+        if errors.is_empty() && Some(explained) != diff.delta {
+            errors.push(format!(
+                "the per-function changes add up to {} but the counts differ by {}; \
+                 the profiles in {} do not match the counts",
+                signed(explained),
+                signed(diff.delta.unwrap_or_default()),
+                self.plan.workspace.display_path(outputs)
+            ));
+        }
+
+        let text = annotated_diff(
+            self.valgrind,
+            &self.normalizer,
+            &base_profile,
+            &head_profile,
+            &outputs.join(".scratch"),
+        );
+        match text {
+            Ok(text) => {
+                let path = outputs.join(format!("{stem}.diff.txt"));
+                let header = diff_header(self.plan, harness, &diff, &self.normalizer);
+                match std::fs::write(&path, format!("{header}{text}")) {
+                    Ok(()) => diff.annotated_diff = Some(self.plan.workspace.display_path(&path)),
+                    Err(error) => errors.push(format!("cannot write {}: {error}", path.display())),
+                }
+            }
+            Err(error) => errors.push(first_line(&error.to_string())),
+        }
+        if !errors.is_empty() {
+            diff.error = Some(errors.join("; "));
+        }
+        diff
+    }
+}
+
+/// The threshold of `harness`: base's committed one, else head's, else the
+/// default; and the error of a baseline file that does not load.
+fn threshold_for(sides: &[SideBuild], harness: &str) -> (Threshold, Option<String>) {
+    for side in sides {
+        let dir = side.worktree.path().join("baselines");
+        match BaselineFile::load(&dir, harness) {
+            Ok(Some(file)) => return (file.threshold, None),
+            Ok(None) => continue,
+            Err(error) => {
+                return (
+                    Threshold::default(),
+                    Some(format!(
+                        "{} baseline: {}",
+                        side.side,
+                        first_line(&error.to_string())
+                    )),
+                )
+            }
+        }
+    }
+    (Threshold::default(), None)
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_owned()
+}

@@ -1,0 +1,78 @@
+//! The records tests are built from, defined once: a fingerprint, a
+//! measurement, a baseline file. Unit tests, the integration tests in
+//! `tests/` and other crates' tests use the same values, so a field added to
+//! [`Fingerprint`] or [`Measurement`] is added here and nowhere else.
+//!
+//! Compiled into the library (not only under `cfg(test)`) because
+//! integration tests link the library as any user does; it is small and
+//! touches nothing.
+
+use std::path::PathBuf;
+
+use crate::judge::baseline::{BaselineEntry, BaselineFile, BASELINE_SCHEMA};
+use crate::judge::Threshold;
+use crate::measure::fingerprint::Fingerprint;
+use crate::measure::measurement::{Measurement, MEASUREMENT_SCHEMA};
+use crate::measure::valgrind::{Method, Valgrind, Version};
+
+/// The fingerprint of this project's machine under Valgrind `valgrind`
+/// (`"3.19.0"`, `"3.24.0"`), with the method that version uses.
+pub fn fingerprint(valgrind: &str) -> Fingerprint {
+    let method = Version::parse(valgrind).map_or(Method::Subtraction, Method::for_version);
+    Fingerprint {
+        valgrind: valgrind.into(),
+        method,
+        rustc: "rustc 1.95.0".into(),
+        target: "x86_64-unknown-linux-gnu".into(),
+        cpu_features: vec!["aes".into(), "avx2".into()],
+        libraries: [("s2n-tls".to_owned(), "0.3.47".to_owned())].into(),
+    }
+}
+
+/// A record of `harness` counting `instructions` (moving `bytes` per run)
+/// under Valgrind 3.19.0, one call per run.
+pub fn measurement(harness: &str, instructions: u64, bytes: Option<u64>) -> Measurement {
+    let stem = crate::workspace::file_stem(harness);
+    Measurement {
+        schema: MEASUREMENT_SCHEMA,
+        harness: harness.into(),
+        instructions,
+        bytes_per_run: bytes,
+        operations_per_run: 1,
+        fingerprint: fingerprint("3.19.0"),
+        annotated: PathBuf::from(format!("perf_outputs/{stem}.annotated.txt")),
+        profile: PathBuf::from(format!("perf_outputs/{stem}.cachegrind.out")),
+    }
+}
+
+/// A baseline file of `harness` with the default threshold and one entry
+/// per `(valgrind version, instructions)`.
+pub fn baseline(harness: &str, entries: &[(&str, u64)]) -> BaselineFile {
+    BaselineFile {
+        schema: BASELINE_SCHEMA,
+        harness: harness.into(),
+        threshold: Threshold::default(),
+        entries: entries
+            .iter()
+            .map(|(valgrind, instructions)| BaselineEntry {
+                fingerprint: fingerprint(valgrind),
+                instructions: *instructions,
+                bytes_per_run: None,
+                operations_per_run: 1,
+            })
+            .collect(),
+    }
+}
+
+/// A Valgrind description for code that only reads its version and method
+/// (no program is run).
+pub fn valgrind(version: &str) -> Valgrind {
+    let version = Version::parse(version).unwrap_or(Version::new(3, 19, 0));
+    Valgrind {
+        program: PathBuf::from("/usr/bin/valgrind"),
+        cg_annotate: PathBuf::from("/usr/bin/cg_annotate"),
+        cg_diff: PathBuf::from("/usr/bin/cg_diff"),
+        version,
+        method: Method::for_version(version),
+    }
+}

@@ -1,0 +1,26 @@
+//! Measuring one harness, start to finish.
+//!
+//! In the order a measurement flows through them:
+//!
+//! - [`valgrind`] finds Valgrind and picks the counting method from its
+//!   version;
+//! - [`cachegrind`] re-executes a harness's test binary under Cachegrind in
+//!   a pinned environment;
+//! - [`annotate`] runs `cg_diff` and `cg_annotate` on the profiles;
+//! - [`fingerprint`] says what a count depends on;
+//! - [`runner`] ties those together and writes the annotated profile and
+//!   the [`measurement`] record;
+//! - [`overhead`] reads the harness's own share of a region from its
+//!   profile.
+//!
+//! [`scale`] is the wall-clock counterpart: the same harnesses run natively
+//! on 1..N threads.
+
+pub mod annotate;
+pub mod cachegrind;
+pub mod fingerprint;
+pub mod measurement;
+pub mod overhead;
+pub mod runner;
+pub mod scale;
+pub mod valgrind;

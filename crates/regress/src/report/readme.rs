@@ -1,0 +1,348 @@
+//! The README's tables, generated from `baselines/`.
+//!
+//! The README quotes counts so a reader sees what the project measures
+//! without running it. Typed by hand, they drifted from the data; here every
+//! number in those tables comes from the committed baseline entries, between
+//! markers that `regress readme` rewrites:
+//!
+//! ```text
+//! <!-- regress readme: library-comparison -->
+//! ...generated...
+//! <!-- /regress readme: library-comparison -->
+//! ```
+//!
+//! Baselines, not `perf_outputs/`: they are committed, so the check runs on
+//! a fresh clone and in CI. What only a measurement knows (the harness
+//! share, read from region profiles) is therefore left to `regress compare`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::compare::{Comparison, Count};
+use super::Table;
+use crate::format::{count, signed};
+use crate::judge::baseline::{BaselineEntry, BaselineError, BaselineFile};
+use crate::measure::valgrind::{Method, Version};
+
+/// The command that rewrites the sections, for messages.
+pub const COMMAND: &str = "cargo run -p regress -- readme";
+
+/// The sections, by marker name.
+pub const SECTIONS: &[&str] = &["library-comparison", "aead-per-call", "method-agreement"];
+
+/// The AEAD ciphers and message sizes of the per-call table, as harness
+/// names spell them.
+const AEAD_CIPHERS: &[(&str, &str)] = &[("aes128gcm", "AES-128-GCM"), ("aes256gcm", "AES-256-GCM")];
+const AEAD_SIZES: &[u64] = &[16, 64, 256, 1024, 8192, 16384];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadmeError {
+    #[error(transparent)]
+    Baseline(Box<BaselineError>),
+
+    /// Boxed, like the baseline error, to keep every `Result` small.
+    #[error(transparent)]
+    Runner(Box<crate::Error>),
+
+    #[error(
+        "{path} has no section `{section}`: add the two lines \
+         `<!-- regress readme: {section} -->` and `<!-- /regress readme: {section} -->` \
+         where its table belongs, then run `{COMMAND}`"
+    )]
+    NoSection { path: PathBuf, section: String },
+
+    #[error("{dir} holds no baseline entry measured with the {method} method; nothing to show")]
+    NoEntries { dir: PathBuf, method: Method },
+}
+
+impl From<Box<BaselineError>> for ReadmeError {
+    fn from(error: Box<BaselineError>) -> ReadmeError {
+        ReadmeError::Baseline(error)
+    }
+}
+
+impl From<crate::Error> for ReadmeError {
+    fn from(error: crate::Error) -> ReadmeError {
+        ReadmeError::Runner(Box::new(error))
+    }
+}
+
+/// One baseline file's entry for a method: the newest Valgrind's when
+/// several machines have one.
+fn entry(file: &BaselineFile, method: Method) -> Option<&BaselineEntry> {
+    file.entries
+        .iter()
+        .filter(|entry| entry.fingerprint.method == method)
+        .max_by_key(|entry| Version::parse(&entry.fingerprint.valgrind))
+}
+
+fn to_count(file: &BaselineFile, entry: &BaselineEntry) -> Count {
+    Count {
+        harness: file.harness.clone(),
+        instructions: entry.instructions,
+        bytes_per_run: entry.bytes_per_run,
+        operations_per_run: entry.operations_per_run,
+        measured_with: format!(
+            "Valgrind {} ({})",
+            entry.fingerprint.valgrind, entry.fingerprint.method
+        ),
+        harness_share_percent: None,
+    }
+}
+
+/// Every baseline file in `dir`, by harness name.
+pub fn load_all(dir: &Path) -> Result<Vec<BaselineFile>, ReadmeError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| crate::Error::io("list", dir, source))?;
+    let mut stems: Vec<String> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    stems.sort();
+    let mut files = Vec::new();
+    for stem in stems {
+        // `s2n_tls.handshake` names `s2n_tls::handshake`; `load` checks the
+        // file says the same.
+        let harness = stem.replacen('.', "::", 1);
+        if let Some(file) = BaselineFile::load(dir, &harness).map_err(Box::new)? {
+            files.push(file);
+        }
+    }
+    Ok(files)
+}
+
+/// The generated text of every section, from the baseline files.
+pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, String)>, ReadmeError> {
+    let counts = |method| -> Vec<Count> {
+        files
+            .iter()
+            .filter_map(|file| entry(file, method).map(|entry| to_count(file, entry)))
+            .collect()
+    };
+    let markers = counts(Method::Markers);
+    if markers.is_empty() {
+        return Err(ReadmeError::NoEntries {
+            dir: dir.to_path_buf(),
+            method: Method::Markers,
+        });
+    }
+    // The AEAD paths have a table of their own; the comparison is of the
+    // TLS libraries.
+    let (aead, tls): (Vec<Count>, Vec<Count>) = markers
+        .iter()
+        .cloned()
+        .partition(|count| count.harness.starts_with("aws_lc_rs::"));
+    Ok(vec![
+        (
+            "library-comparison".to_owned(),
+            Comparison::new(&tls).to_markdown(),
+        ),
+        (
+            "aead-per-call".to_owned(),
+            aead_table(&Comparison::new(&aead)).to_markdown(),
+        ),
+        (
+            "method-agreement".to_owned(),
+            method_agreement(&counts(Method::Subtraction), &markers),
+        ),
+    ])
+}
+
+/// Instructions per call (and per byte) of the aws-lc-rs AEAD paths, by
+/// message size.
+fn aead_table(comparison: &Comparison) -> Table {
+    let mut header = vec!["message bytes".to_owned(), "calls per run".to_owned()];
+    for (_, cipher) in AEAD_CIPHERS {
+        for direction in ["seal", "open"] {
+            header.push(format!("{cipher} {direction}"));
+        }
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&header);
+    for size in AEAD_SIZES {
+        let mut calls = None;
+        let mut row = vec![count(*size)];
+        for (cipher, _) in AEAD_CIPHERS {
+            for direction in ["seal", "open"] {
+                let path = format!("aead_{cipher}_{direction}_{size}");
+                let cell = comparison.cell(&path, "aws_lc_rs");
+                calls = calls.or(cell.map(|c| c.operations_per_run.unwrap_or(1)));
+                row.push(cell.map_or_else(
+                    || "n/a".to_owned(),
+                    |cell| {
+                        let per_call = cell
+                            .instructions_per_operation
+                            .unwrap_or(cell.instructions as f64);
+                        let per_byte = cell
+                            .instructions_per_byte
+                            .map_or_else(String::new, |b| format!(" ({b:.2}/B)"));
+                        format!("{}{per_byte}", count(per_call.round() as u64))
+                    },
+                ));
+            }
+        }
+        row.insert(1, calls.map_or_else(|| "n/a".to_owned(), count));
+        table.row(row);
+    }
+    table
+}
+
+/// Every harness measured both ways: the subtraction entry against the
+/// markers entry, and the largest relative difference.
+fn method_agreement(subtraction: &[Count], markers: &[Count]) -> String {
+    let (Some(sub), Some(mark)) = (subtraction.first(), markers.first()) else {
+        return "No harness has entries of both methods.\n".to_owned();
+    };
+    let sub_name = format!(
+        "subtraction ({})",
+        sub.measured_with.replace(" (subtraction)", "")
+    );
+    let mark_name = format!("markers ({})", mark.measured_with.replace(" (markers)", ""));
+    let mut table = Table::new(&["harness", &sub_name, &mark_name, "difference", "%"]);
+    let mut largest: f64 = 0.0;
+    for before in subtraction {
+        let Some(after) = markers.iter().find(|m| m.harness == before.harness) else {
+            continue;
+        };
+        let difference = i128::from(after.instructions) - i128::from(before.instructions);
+        let percent = difference.unsigned_abs() as f64 / before.instructions as f64 * 100.0;
+        largest = largest.max(percent);
+        table.row(vec![
+            before.harness.clone(),
+            count(before.instructions),
+            count(after.instructions),
+            signed(difference),
+            format!("{percent:.5}"),
+        ]);
+    }
+    let mut out = table.to_markdown();
+    let _ = write!(out, "\nlargest difference: {largest:.5} %\n");
+    out
+}
+
+fn open_marker(section: &str) -> String {
+    format!("<!-- regress readme: {section} -->")
+}
+
+fn close_marker(section: &str) -> String {
+    format!("<!-- /regress readme: {section} -->")
+}
+
+/// `text` with each section's body replaced; `path` names it in errors.
+pub fn update(
+    text: &str,
+    sections: &[(String, String)],
+    path: &Path,
+) -> Result<String, ReadmeError> {
+    let mut out = text.to_owned();
+    for (section, body) in sections {
+        let missing = || ReadmeError::NoSection {
+            path: path.to_path_buf(),
+            section: section.clone(),
+        };
+        let (open, close) = (open_marker(section), close_marker(section));
+        let start = out.find(&open).ok_or_else(missing)? + open.len();
+        let end = start + out[start..].find(&close).ok_or_else(missing)?;
+        out.replace_range(
+            start..end,
+            &format!("\n{}", body.trim_end_matches('\n').to_owned() + "\n"),
+        );
+    }
+    Ok(out)
+}
+
+/// The README as it should be: `readme` with its sections generated from
+/// the baselines in `dir`.
+pub fn regenerate(readme: &Path, baselines: &Path) -> Result<(String, String), ReadmeError> {
+    let text = std::fs::read_to_string(readme)
+        .map_err(|source| crate::Error::io("read", readme, source))?;
+    let files = load_all(baselines)?;
+    let updated = update(&text, &sections(&files, baselines)?, readme)?;
+    Ok((text, updated))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+    use crate::workspace::Workspace;
+
+    /// The committed README's tables are what `baselines/` says. This reads
+    /// only committed files, so it holds on a fresh clone.
+    #[test]
+    fn the_readme_tables_agree_with_the_baselines() {
+        let workspace =
+            Workspace::find_from(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("workspace root");
+        let readme = workspace.root().join("README.md");
+        let (text, updated) =
+            regenerate(&readme, &workspace.baselines_dir()).expect("README and baselines load");
+        assert!(
+            text == updated,
+            "README.md's generated tables disagree with baselines/; regenerate them with \
+             `{COMMAND}` and commit the result"
+        );
+    }
+
+    #[test]
+    fn sections_are_replaced_between_their_markers_only() {
+        let text = "intro\n<!-- regress readme: a -->\nold\n<!-- /regress readme: a -->\nprose\n";
+        let sections = vec![("a".to_owned(), "| new |\n".to_owned())];
+        let updated = update(text, &sections, Path::new("README.md")).expect("update");
+        assert_eq!(
+            updated,
+            "intro\n<!-- regress readme: a -->\n| new |\n<!-- /regress readme: a -->\nprose\n"
+        );
+        assert_eq!(
+            update(&updated, &sections, Path::new("R")).expect("again"),
+            updated
+        );
+        let error = update("no markers", &sections, Path::new("README.md")).unwrap_err();
+        assert!(
+            error.to_string().contains("<!-- regress readme: a -->"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn tables_come_from_the_entries_of_each_method() {
+        let mut seal = fixtures::baseline(
+            "aws_lc_rs::aead_aes128gcm_seal_16",
+            &[("3.19.0", 913_501), ("3.24.0", 913_496)],
+        );
+        for entry in &mut seal.entries {
+            entry.operations_per_run = 1_024;
+            entry.bytes_per_run = Some(16_384);
+        }
+        let handshake = fixtures::baseline(
+            "s2n_tls::handshake_rsa4096",
+            &[("3.19.0", 76_880_677), ("3.24.0", 76_880_673)],
+        );
+        let files = vec![seal, handshake];
+        let sections = sections(&files, Path::new("baselines")).expect("sections");
+        let text = |name: &str| &sections.iter().find(|(n, _)| n == name).expect("section").1;
+        assert!(
+            text("library-comparison").contains("| handshake_rsa4096 | 76,880,673 |"),
+            "{}",
+            text("library-comparison")
+        );
+        assert!(
+            text("aead-per-call").contains("| 16 | 1,024 | 892 (55.76/B) | n/a | n/a | n/a |"),
+            "{}",
+            text("aead-per-call")
+        );
+        let agreement = text("method-agreement");
+        assert!(
+            agreement.contains(
+                "| s2n_tls::handshake_rsa4096 | 76,880,677 | 76,880,673 | -4 | 0.00001 |"
+            ),
+            "{agreement}"
+        );
+        assert!(agreement.contains("| subtraction (Valgrind 3.19.0) | markers (Valgrind 3.24.0) |"));
+        assert!(
+            agreement.ends_with("largest difference: 0.00055 %\n"),
+            "{agreement}"
+        );
+    }
+}
