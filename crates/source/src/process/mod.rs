@@ -17,17 +17,22 @@
 //! observed with `waitid(WNOWAIT)`), so the group id cannot have been reused
 //! by an unrelated process when the kill is sent.
 
+mod guard;
+mod streaming;
+
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use guard::Guard;
+pub use streaming::Streaming;
 
 /// How much of a child's diagnostic output is kept in memory for an error
 /// message (the whole of it goes to the log file when there is one).
@@ -154,7 +159,7 @@ impl Program {
         text
     }
 
-    fn command(&self) -> std::process::Command {
+    pub(crate) fn command(&self) -> std::process::Command {
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.args).stdin(Stdio::null());
         if let Some(dir) = &self.dir {
@@ -171,7 +176,7 @@ impl Program {
         command
     }
 
-    fn spawn(&self, mut command: std::process::Command) -> Result<Child, ProcessError> {
+    pub(crate) fn spawn(&self, mut command: std::process::Command) -> Result<Child, ProcessError> {
         command.spawn().map_err(|source| ProcessError::Spawn {
             program: self.program.to_string_lossy().into_owned(),
             source,
@@ -309,12 +314,12 @@ fn capture(mut stream: impl Read) -> std::io::Result<Vec<u8>> {
 }
 
 #[derive(Default)]
-struct Tail {
-    bytes: VecDeque<u8>,
+pub(crate) struct Tail {
+    pub(crate) bytes: VecDeque<u8>,
 }
 
 impl Tail {
-    fn push(&mut self, chunk: &[u8]) {
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
         self.bytes.extend(chunk);
         let excess = self.bytes.len().saturating_sub(TAIL_BYTES);
         self.bytes.drain(..excess);
@@ -348,215 +353,10 @@ fn forward(
     })
 }
 
-/// A child whose standard input and output the caller drives (for
-/// `git cat-file --batch`), under the same time limit.
-pub struct Streaming {
-    guard: Guard,
-    pub stdin: Option<ChildStdin>,
-    pub stdout: ChildStdout,
-    stderr: JoinHandle<std::io::Result<Vec<u8>>>,
-}
-
-impl Streaming {
-    pub fn spawn(program: &Program, limits: &Limits) -> Result<Streaming, ProcessError> {
-        let mut command = program.command();
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut guard = Guard::new(program.spawn(command)?, limits, program.display());
-        let stdin = guard.child.stdin.take();
-        let stdout = guard.child.stdout.take().expect("piped stdout");
-        let stderr = guard.child.stderr.take().expect("piped stderr");
-        let stderr = std::thread::spawn(move || {
-            let mut tail = Tail::default();
-            let mut stderr = stderr;
-            let mut buffer = [0u8; 4096];
-            loop {
-                match stderr.read(&mut buffer) {
-                    Ok(0) => return Ok(tail.bytes.into()),
-                    Ok(read) => tail.push(&buffer[..read]),
-                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(error) => return Err(error),
-                }
-            }
-        });
-        Ok(Streaming {
-            guard,
-            stdin,
-            stdout,
-            stderr,
-        })
-    }
-
-    /// Whether the time limit or a cancellation has already killed the
-    /// child (an I/O error on its pipes is then the symptom, not the cause).
-    pub fn stop_reason(&self) -> Option<ProcessError> {
-        self.guard.stop_reason()
-    }
-
-    /// Waits for the child; its status and what it said on standard error.
-    pub fn finish(mut self) -> Result<(ExitStatus, String), ProcessError> {
-        drop(self.stdin.take());
-        let status = self.guard.finish()?;
-        let stderr = self
-            .stderr
-            .join()
-            .unwrap_or(Ok(Vec::new()))
-            .unwrap_or_default();
-        Ok((status, String::from_utf8_lossy(&stderr).trim().to_owned()))
-    }
-}
-
-const NOT_FIRED: u8 = 0;
-const FIRED_TIMEOUT: u8 = 1;
-const FIRED_CANCEL: u8 = 2;
-
-/// Owns a running child: a watchdog thread kills its group at the deadline
-/// or on cancellation, and dropping the guard kills it too.
-struct Guard {
-    child: Child,
-    command: String,
-    timeout: Duration,
-    done: Arc<(Mutex<bool>, Condvar)>,
-    fired: Arc<AtomicU8>,
-    watchdog: Option<JoinHandle<()>>,
-    reaped: bool,
-}
-
-impl Guard {
-    fn new(child: Child, limits: &Limits, command: String) -> Guard {
-        let done = Arc::new((Mutex::new(false), Condvar::new()));
-        let fired = Arc::new(AtomicU8::new(NOT_FIRED));
-        let group = child.id() as libc::pid_t;
-        let deadline = Instant::now() + limits.timeout;
-        let cancelled = limits.cancelled;
-        let watchdog = {
-            let done = done.clone();
-            let fired = fired.clone();
-            std::thread::spawn(move || {
-                let (lock, condvar) = &*done;
-                let mut finished = lock.lock().expect("watchdog lock");
-                loop {
-                    if *finished {
-                        return;
-                    }
-                    let now = Instant::now();
-                    let reason = if now >= deadline {
-                        FIRED_TIMEOUT
-                    } else if cancelled.is_some_and(|cancelled| cancelled()) {
-                        FIRED_CANCEL
-                    } else {
-                        NOT_FIRED
-                    };
-                    if reason != NOT_FIRED {
-                        fired.store(reason, Ordering::SeqCst);
-                        kill_group(group);
-                        return;
-                    }
-                    let wait = (deadline - now).min(Duration::from_millis(100));
-                    finished = condvar
-                        .wait_timeout(finished, wait)
-                        .expect("watchdog lock")
-                        .0;
-                }
-            })
-        };
-        Guard {
-            child,
-            command,
-            timeout: limits.timeout,
-            done,
-            fired,
-            watchdog: Some(watchdog),
-            reaped: false,
-        }
-    }
-
-    fn stop_reason(&self) -> Option<ProcessError> {
-        match self.fired.load(Ordering::SeqCst) {
-            FIRED_TIMEOUT => Some(ProcessError::TimedOut {
-                command: self.command.clone(),
-                seconds: self.timeout.as_secs(),
-            }),
-            FIRED_CANCEL => Some(ProcessError::Cancelled {
-                command: self.command.clone(),
-            }),
-            _ => None,
-        }
-    }
-
-    /// Waits for the leader to exit, stops the watchdog, kills whatever is
-    /// left of the group, then reaps the leader.
-    fn finish(&mut self) -> Result<ExitStatus, ProcessError> {
-        wait_without_reaping(self.child.id() as libc::pid_t);
-        self.stop_watchdog();
-        kill_group(self.child.id() as libc::pid_t);
-        let status = self.child.wait().map_err(|source| ProcessError::Io {
-            action: "wait",
-            command: self.command.clone(),
-            source,
-        })?;
-        self.reaped = true;
-        match self.stop_reason() {
-            Some(error) => Err(error),
-            None => Ok(status),
-        }
-    }
-
-    fn stop_watchdog(&mut self) {
-        let (lock, condvar) = &*self.done;
-        *lock.lock().expect("watchdog lock") = true;
-        condvar.notify_all();
-        if let Some(handle) = self.watchdog.take() {
-            let _ = handle.join();
-        }
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        self.stop_watchdog();
-        if !self.reaped {
-            kill_group(self.child.id() as libc::pid_t);
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Blocks until `pid` (our child) has exited, leaving it a zombie so its
-/// process group id stays ours until we reap it.
-fn wait_without_reaping(pid: libc::pid_t) {
-    loop {
-        // SAFETY: waitid only writes into the siginfo we pass; the child is
-        // ours and not yet reaped.
-        let result = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if result == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-        {
-            return;
-        }
-    }
-}
-
-fn kill_group(group: libc::pid_t) {
-    // SAFETY: sends a signal to the process group we created for our own
-    // child; no memory is involved. ESRCH (nothing left) is fine.
-    unsafe {
-        libc::kill(-group, libc::SIGKILL);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn captures_output_and_status() {
