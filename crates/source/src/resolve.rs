@@ -92,12 +92,23 @@ pub(crate) fn apply(
         });
     }
     let (patched, warnings) = metadata(cargo, scratch, &args, options)?;
+    verify_used(&patched, &warnings, sets)?;
+    Ok(done)
+}
+
+/// Checks that cargo uses every crate of `sets` from its export, given
+/// `cargo metadata`'s output with the patches and its diagnostic output.
+pub fn verify_used(
+    patched: &Metadata,
+    warnings: &str,
+    sets: &[PatchSet],
+) -> Result<(), SourceError> {
     for set in sets {
         for krate in &set.crates {
-            check_used(&patched, &warnings, set, krate)?;
+            check_used(patched, warnings, set, krate)?;
         }
     }
-    Ok(done)
+    Ok(())
 }
 
 /// Refuses a version that a requirement in the unpatched graph rejects.
@@ -144,7 +155,7 @@ fn check_requirements(
 
 /// Every `(dependent package, requirement)` on `name` among the
 /// dependencies the resolved graph actually uses.
-pub(crate) fn requirements<'m>(
+pub fn requirements<'m>(
     metadata: &'m Metadata,
     name: &str,
 ) -> Vec<(&'m cargo_metadata::Package, &'m semver::VersionReq)> {
@@ -303,7 +314,7 @@ fn canonical(path: &Path) -> PathBuf {
 
 /// `cargo metadata` of the scratch copy with `args`: the parsed metadata
 /// and cargo's diagnostic output (where "not used" warnings appear).
-pub(crate) fn metadata(
+pub fn metadata(
     cargo: &Cargo,
     dir: &Path,
     args: &[String],
