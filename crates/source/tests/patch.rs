@@ -40,10 +40,20 @@ fn s2n_tls_resolves_from_the_export() {
         .iter()
         .map(|krate| (krate.name.as_str(), krate.version.to_string()))
         .collect();
-    assert_eq!(names, [("s2n-tls", "0.3.47".to_owned()), ("s2n-tls-sys", "0.3.47".to_owned())]);
-    let scratch = ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options())
-        .expect("prepare");
-    assert!(scratch.lock_updates.is_empty(), "{:?}", scratch.lock_updates);
+    assert_eq!(
+        names,
+        [
+            ("s2n-tls", "0.3.47".to_owned()),
+            ("s2n-tls-sys", "0.3.47".to_owned())
+        ]
+    );
+    let scratch =
+        ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options()).expect("prepare");
+    assert!(
+        scratch.lock_updates.is_empty(),
+        "{:?}",
+        scratch.lock_updates
+    );
     assert!(scratch.root().starts_with(dirs.state()));
 
     // cargo metadata in the copy, with the patch: s2n-tls-sys is the export's.
@@ -56,7 +66,8 @@ fn s2n_tls_resolves_from_the_export() {
         .find(|package| package.name.as_str() == "s2n-tls-sys")
         .expect("s2n-tls-sys in the graph");
     assert!(
-        sys.manifest_path.starts_with(set.crates[1].path.to_str().expect("utf-8")),
+        sys.manifest_path
+            .starts_with(set.crates[1].path.to_str().expect("utf-8")),
         "{}",
         sys.manifest_path
     );
@@ -65,7 +76,9 @@ fn s2n_tls_resolves_from_the_export() {
 
     // Preparing again reuses the copy and keeps its files' times.
     let perf = scratch.root().join("harnesses/tests/perf.rs");
-    let modified = std::fs::metadata(&perf).and_then(|m| m.modified()).expect("mtime");
+    let modified = std::fs::metadata(&perf)
+        .and_then(|m| m.modified())
+        .expect("mtime");
     drop(scratch);
     let again = ScratchWorkspace::prepare(&dirs, &[set], &options()).expect("again");
     assert_eq!(
@@ -84,8 +97,8 @@ fn version_skew_moves_the_lock_of_the_copy_only() {
     let lock = real_lock();
     let set = patch_set("rustls", &root, &dirs);
     assert_eq!(set.crates[0].version.to_string(), "0.23.47");
-    let scratch = ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options())
-        .expect("prepare");
+    let scratch =
+        ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options()).expect("prepare");
     let moved: Vec<String> = scratch
         .lock_updates
         .iter()
@@ -93,7 +106,10 @@ fn version_skew_moves_the_lock_of_the_copy_only() {
         .collect();
     assert_eq!(moved, ["rustls 0.23.46 -> 0.23.47"]);
     let copy_lock = std::fs::read_to_string(scratch.root().join("Cargo.lock")).expect("lock");
-    assert!(copy_lock.contains("name = \"rustls\"\nversion = \"0.23.47\""), "the copy's lock moved");
+    assert!(
+        copy_lock.contains("name = \"rustls\"\nversion = \"0.23.47\""),
+        "the copy's lock moved"
+    );
     assert_eq!(real_lock(), lock, "the workspace's Cargo.lock is untouched");
 }
 
@@ -107,8 +123,16 @@ fn a_version_the_workspace_rejects_is_a_clear_error() {
     let error = ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options())
         .expect_err("=0.3.47 rejects 0.3.48");
     let message = error.to_string();
-    assert!(matches!(error, SourceError::PatchRejected { .. }), "{message}");
-    for expected in ["s2n-tls at HEAD (", "s2n-tls 0.3.48", "`=0.3.47`", "required by harnesses"] {
+    assert!(
+        matches!(error, SourceError::PatchRejected { .. }),
+        "{message}"
+    );
+    for expected in [
+        "s2n-tls at HEAD (",
+        "s2n-tls 0.3.48",
+        "`=0.3.47`",
+        "required by harnesses",
+    ] {
         assert!(message.contains(expected), "{expected:?} not in: {message}");
     }
 
@@ -123,10 +147,16 @@ fn a_version_the_workspace_rejects_is_a_clear_error() {
     let cargo = Cargo::detect(&workspace(), &options()).expect("cargo");
     let (resolved, warnings) =
         metadata(&cargo, &copy, &set.cargo_args().expect("args"), &options()).expect("metadata");
-    assert!(warnings.contains("was not used in the crate graph"), "{warnings}");
+    assert!(
+        warnings.contains("was not used in the crate graph"),
+        "{warnings}"
+    );
     let error = verify_used(&resolved, &warnings, &[set]).expect_err("unused");
     let message = error.to_string();
-    assert!(matches!(error, SourceError::PatchUnused { .. }), "{message}");
+    assert!(
+        matches!(error, SourceError::PatchUnused { .. }),
+        "{message}"
+    );
     assert!(message.contains("s2n-tls 0.3.48"), "{message}");
     assert_eq!(real_lock(), lock);
 }
@@ -141,7 +171,13 @@ fn the_affected_harnesses_match_the_resolve_graph() {
     for file in ["Cargo.toml", "Cargo.lock"] {
         common::copy(&workspace().join(file), &copy.join(file));
     }
-    for member in ["crates/measure", "crates/profile", "crates/regress", "crates/source", "harnesses"] {
+    for member in [
+        "crates/measure",
+        "crates/profile",
+        "crates/regress",
+        "crates/source",
+        "harnesses",
+    ] {
         common::copy(&workspace().join(member), &copy.join(member));
     }
     let (resolved, _) = metadata(&cargo, &copy, &[], &options()).expect("metadata");

@@ -25,12 +25,19 @@ pub fn workspace() -> PathBuf {
 
 /// A state folder of the test's own under `target/`, so tests do not share
 /// scratch copies with each other or with `regress`.
-/// It starts empty: a test proves what one run does.
+/// It starts empty (a test proves what one run does) but for the cargo
+/// target folder of harness builds, kept so a second run does not compile
+/// aws-lc and s2n-tls again.
 pub fn dirs(name: &str) -> SourceDirs {
     let name = format!("regress-source-test-{name}");
     let state = workspace().join("target").join(&name);
-    if state.exists() {
-        std::fs::remove_dir_all(&state).expect("remove the previous run's state");
+    if let Ok(entries) = std::fs::read_dir(&state) {
+        for entry in entries {
+            let entry = entry.expect("entry");
+            if entry.file_name() != "target" {
+                std::fs::remove_dir_all(entry.path()).expect("remove the previous run's state");
+            }
+        }
     }
     SourceDirs::named(&workspace(), &name).expect("dirs")
 }
