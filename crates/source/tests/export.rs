@@ -208,3 +208,34 @@ fn a_submodule_is_exported_from_the_checkouts_own_modules() {
         "{message}"
     );
 }
+
+#[test]
+fn a_missing_object_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = repos::s2n_tls(dir.path(), "0.3.47");
+    // Remove the first blob git will be asked for: everything after it
+    // (megabytes) is still being written by `git cat-file` when the export
+    // stops reading.
+    let listing = git(&root, &["ls-tree", "-r", "--full-tree", "HEAD"]);
+    let first = listing.lines().next().expect("an entry");
+    let oid = first.split_whitespace().nth(2).expect("object name");
+    std::fs::remove_file(root.join(".git/objects").join(&oid[..2]).join(&oid[2..]))
+        .expect("remove a loose object");
+    let checkout = s2n_checkout(&root);
+    let head = checkout.resolve(Side::Head, "HEAD").expect("HEAD");
+    let mut options = options();
+    options.timeouts.export = std::time::Duration::from_secs(60);
+    let started = std::time::Instant::now();
+    let error = export(&checkout, &head, &dirs("export-missing"), &options).unwrap_err();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let message = error.to_string();
+    assert!(matches!(error, SourceError::Git { .. }), "{message}");
+    assert!(
+        message.contains(oid) && message.contains("partial or shallow"),
+        "{message}"
+    );
+}

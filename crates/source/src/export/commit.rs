@@ -160,6 +160,11 @@ fn stream_blobs(
         Ok(())
     })();
     drop(stdout);
+    if result.is_err() {
+        // cat-file may be blocked writing what nobody reads any more, and
+        // the feeder blocked behind it: stop it before waiting for either.
+        child.abort();
+    }
     let fed = feeder.join();
     if let Some(stopped) = child.stop_reason() {
         return Err(stopped.into());

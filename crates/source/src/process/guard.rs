@@ -88,6 +88,14 @@ impl Guard {
         }
     }
 
+    /// Kills the group at once (the leader is not reaped yet, so its group
+    /// id is still ours).
+    pub(super) fn kill_now(&self) {
+        if !self.reaped {
+            kill_group(self.child.id() as libc::pid_t);
+        }
+    }
+
     /// Waits for the leader to exit, stops the watchdog, kills whatever is
     /// left of the group, then reaps the leader.
     pub(super) fn finish(&mut self) -> Result<ExitStatus, ProcessError> {

@@ -54,6 +54,13 @@ impl Streaming {
         self.guard.stop_reason()
     }
 
+    /// Kills the child (and its group) now: the caller stopped reading, so
+    /// the child may be blocked writing, and whoever feeds its input blocked
+    /// behind it. `finish` then reports how it ended.
+    pub fn abort(&mut self) {
+        self.guard.kill_now();
+    }
+
     /// Waits for the child; its status and what it said on standard error.
     pub fn finish(mut self) -> Result<(ExitStatus, String), ProcessError> {
         drop(self.stdin.take());
