@@ -239,3 +239,39 @@ fn a_missing_object_is_an_error_not_a_hang() {
         "{message}"
     );
 }
+
+#[test]
+fn a_failing_generation_step_shows_its_output_and_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = repos::s2n_tls(dir.path(), "0.3.47");
+    // A stand-in for a `generate/` crate that fails the way bindgen does
+    // without libclang (the real generator is not published, see repos.rs).
+    let generator = root.join("bindings/rust/extended/generate");
+    common::write(
+        &generator.join("Cargo.toml"),
+        "[package]\nname = \"generate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    common::write(
+        &generator.join("src/main.rs"),
+        "fn main() {\n    eprintln!(\"thread 'main' panicked: Unable to find libclang\");\n    \
+         std::process::exit(101);\n}\n",
+    );
+    repos::commit_all(&root, "a generator");
+    let checkout = s2n_checkout(&root);
+    let head = checkout.resolve(Side::Head, "HEAD").expect("HEAD");
+    let dirs = dirs("export-generation");
+    let error = export(&checkout, &head, &dirs, &options()).unwrap_err();
+    let message = error.to_string();
+    let SourceError::Generation { log, .. } = &error else {
+        panic!("{message}");
+    };
+    assert!(message.contains("Unable to find libclang"), "{message}");
+    assert!(message.contains("libclang-dev"), "{message}");
+    assert!(message.contains("for HEAD ("), "{message}");
+    let logged = std::fs::read_to_string(log).expect("the log file");
+    assert!(logged.contains("Unable to find libclang"), "{logged}");
+    // Nothing half-made is left where the export would be.
+    let exports = dirs.exports("s2n-tls");
+    let left: Vec<_> = std::fs::read_dir(&exports).expect("exports").collect();
+    assert!(left.is_empty(), "{left:?}");
+}

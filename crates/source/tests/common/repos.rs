@@ -65,6 +65,13 @@ pub fn s2n_tls(dir: &Path, version: &str) -> PathBuf {
         &bindings.join("Cargo.toml"),
         "[workspace]\nmembers = [\"s2n-tls\", \"s2n-tls-sys\"]\nexclude = [\"generate\"]\nresolver = \"2\"\n",
     );
+    // As in the repository: a toolchain pin that is not installed here, which
+    // every cargo or rustc started under this folder would obey but for
+    // RUSTUP_TOOLCHAIN.
+    write(
+        &bindings.join("rust-toolchain.toml"),
+        "[toolchain]\nchannel = \"1.91\"\n",
+    );
     write(
         &bindings.join(".gitignore"),
         "target/\nCargo.lock\ns2n-tls-sys/lib\n",
