@@ -1,0 +1,208 @@
+//! The TLS libraries a checkout can be measured from, as data.
+//!
+//! Each entry says what a checkout of that library's own repository looks
+//! like (so a wrong folder is refused with a precise message instead of a
+//! confusing build failure), which crates it provides and where they live,
+//! which submodules the build needs, what must be generated before cargo can
+//! build it, and which harnesses its code reaches. Adding a library is adding
+//! an entry here (and a generation step if it has one).
+
+use crate::error::SourceError;
+
+/// A TLS library whose repository `regress` can build the harnesses from.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Library {
+    /// The name users give on the command line (`--library s2n-tls=PATH`).
+    pub name: &'static str,
+    /// Paths, relative to the repository root, that a checkout of this
+    /// library must have (a trailing `/` means a folder).
+    pub layout: &'static [&'static str],
+    /// The crates it provides, to be patched into this workspace.
+    pub crates: &'static [CrateSpec],
+    /// Submodules (paths relative to the repository root) whose content the
+    /// build needs; other submodules are left empty, as an uninitialised
+    /// checkout would have them.
+    pub submodules: &'static [&'static str],
+    /// What has to be produced before cargo can build the crates.
+    pub generation: Generation,
+    /// Prefixes of the harness names whose measured code this library's
+    /// source reaches (checked against `cargo metadata` in the tests).
+    pub affects: &'static [&'static str],
+}
+
+/// One crate a library provides.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CrateSpec {
+    /// The package name, as in `Cargo.toml` and `Cargo.lock`.
+    pub name: &'static str,
+    /// Its folder, relative to the repository root.
+    pub dir: &'static str,
+}
+
+/// What must be done in an export before cargo can build it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// The repository builds as it is.
+    None,
+    /// s2n-tls: `bindings/rust/extended/generate.sh`'s work (copy the C tree
+    /// into `s2n-tls-sys/lib/`, generate the bindings with bindgen); see
+    /// [`crate::generate`].
+    S2nTlsBindings,
+}
+
+/// The folder of s2n-tls's Rust bindings inside its repository.
+pub const S2N_BINDINGS: &str = "bindings/rust/extended";
+
+pub static S2N_TLS: Library = Library {
+    name: "s2n-tls",
+    layout: &[
+        "api/",
+        "crypto/",
+        "error/",
+        "stuffer/",
+        "tls/",
+        "utils/",
+        "bindings/rust/extended/s2n-tls/Cargo.toml",
+        "bindings/rust/extended/s2n-tls-sys/build.rs",
+    ],
+    crates: &[
+        CrateSpec {
+            name: "s2n-tls",
+            dir: "bindings/rust/extended/s2n-tls",
+        },
+        CrateSpec {
+            name: "s2n-tls-sys",
+            dir: "bindings/rust/extended/s2n-tls-sys",
+        },
+    ],
+    submodules: &[],
+    generation: Generation::S2nTlsBindings,
+    affects: &["s2n_tls::"],
+};
+
+pub static RUSTLS: Library = Library {
+    name: "rustls",
+    layout: &["Cargo.toml", "rustls/Cargo.toml", "rustls/src/"],
+    crates: &[CrateSpec {
+        name: "rustls",
+        dir: "rustls",
+    }],
+    submodules: &[],
+    generation: Generation::None,
+    affects: &["rustls::"],
+};
+
+/// aws-lc-rs's repository: the C library is the `aws-lc-sys/aws-lc`
+/// submodule; the symbol-prefix headers (`aws-lc-sys/generated-include/`),
+/// the per-target source lists (`aws-lc-sys/builder/cc_builder/`) and the
+/// pregenerated bindings (`aws-lc-sys/src/*_crypto.rs`) are committed, so
+/// nothing needs generating (see the crate documentation).
+pub static AWS_LC_RS: Library = Library {
+    name: "aws-lc-rs",
+    layout: &[
+        "Cargo.toml",
+        "aws-lc-rs/Cargo.toml",
+        "aws-lc-sys/Cargo.toml",
+        "aws-lc-sys/aws-lc/",
+    ],
+    crates: &[
+        CrateSpec {
+            name: "aws-lc-rs",
+            dir: "aws-lc-rs",
+        },
+        CrateSpec {
+            name: "aws-lc-sys",
+            dir: "aws-lc-sys",
+        },
+    ],
+    submodules: &["aws-lc-sys/aws-lc"],
+    generation: Generation::None,
+    // rustls's crypto provider is aws-lc-rs, and s2n-tls-sys links aws-lc
+    // through aws-lc-rs.
+    affects: &["aws_lc_rs::", "rustls::", "s2n_tls::"],
+};
+
+/// Every library, in the order they are listed to users.
+pub static LIBRARIES: [&Library; 3] = [&S2N_TLS, &RUSTLS, &AWS_LC_RS];
+
+impl Library {
+    /// The library called `name`, or an error listing the known ones.
+    pub fn named(name: &str) -> Result<&'static Library, SourceError> {
+        LIBRARIES
+            .iter()
+            .copied()
+            .find(|library| library.name == name)
+            .ok_or_else(|| SourceError::UnknownLibrary {
+                name: name.to_owned(),
+                known: known_names(),
+            })
+    }
+
+    /// Whether the harness called `harness` (`s2n_tls::handshake_rsa4096`)
+    /// measures code of this library.
+    pub fn affects_harness(&self, harness: &str) -> bool {
+        self.affects
+            .iter()
+            .any(|prefix| harness.starts_with(prefix))
+    }
+
+    /// The crate of this library called `name`, if it provides one.
+    pub fn crate_named(&self, name: &str) -> Option<&'static CrateSpec> {
+        self.crates.iter().find(|spec| spec.name == name)
+    }
+}
+
+/// The known library names, for messages.
+pub fn known_names() -> String {
+    LIBRARIES
+        .iter()
+        .map(|library| library.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl std::fmt::Display for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_and_unknown_ones_list_the_known() {
+        assert_eq!(Library::named("s2n-tls").expect("known").name, "s2n-tls");
+        let error = Library::named("openssl").unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("\"openssl\""), "{message}");
+        assert!(message.contains("s2n-tls, rustls, aws-lc-rs"), "{message}");
+    }
+
+    #[test]
+    fn harness_names_map_to_libraries() {
+        assert!(S2N_TLS.affects_harness("s2n_tls::handshake_rsa4096"));
+        assert!(!S2N_TLS.affects_harness("rustls::handshake_rsa4096"));
+        assert!(AWS_LC_RS.affects_harness("rustls::record_aes128gcm_16k"));
+        assert!(!AWS_LC_RS.affects_harness("openssl::handshake_rsa4096"));
+        assert!(!RUSTLS.affects_harness("calibration::spin_1m"));
+    }
+
+    #[test]
+    fn the_data_is_well_formed() {
+        for library in LIBRARIES {
+            assert!(!library.crates.is_empty(), "{library}");
+            for spec in library.crates {
+                assert!(crate::manifest::is_crate_name(spec.name), "{}", spec.name);
+                assert!(crate::paths::RelativePath::new(spec.dir).is_ok());
+            }
+            for path in library.layout.iter().chain(library.submodules) {
+                assert!(
+                    crate::paths::RelativePath::new(path.trim_end_matches('/')).is_ok(),
+                    "{path}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! A scratch copy of this workspace for one combination of patch sets.
+//!
+//! Why a copy: a patch whose version differs from `Cargo.lock`'s is ignored
+//! by cargo until `cargo update -p <crate> --precise <version>` moves the
+//! lock, and even a plain `cargo metadata` with a patch writes
+//! `[[patch.unused]]` into `Cargo.lock`. Neither may touch the real
+//! workspace. So each combination of library revisions gets its own copy,
+//! `target/regress-source/scratch/<id>/`, of the workspace's files (tracked
+//! and untracked-but-not-ignored, as they are on disk), whose `Cargo.lock`
+//! starts as the real one and is then moved for the patches.
+//!
+//! The copy is synchronised, not recreated: files whose content did not
+//! change keep their modification time, so cargo does not rebuild the
+//! harnesses when nothing changed. A lock file keeps two runs from using
+//! the same copy at once.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::cargo::Cargo;
+use crate::dirs::SourceDirs;
+use crate::error::SourceError;
+use crate::git::Git;
+use crate::options::Options;
+use crate::patch::PatchSet;
+use crate::paths::{RelativePath, TreeWriter};
+use crate::resolve::{self, LockUpdate};
+
+/// A scratch copy with patches applied and its lock moved to match.
+#[derive(Debug)]
+pub struct ScratchWorkspace {
+    root: PathBuf,
+    cargo: Cargo,
+    patches: Vec<PatchSet>,
+    args: Vec<String>,
+    /// The lock moves `cargo update --precise` made (none without skew).
+    pub lock_updates: Vec<LockUpdate>,
+    _lock: File,
+}
+
+impl ScratchWorkspace {
+    /// Copies the workspace for `patches`, checks each patch against the
+    /// workspace's requirements, moves the copy's `Cargo.lock` where the
+    /// versions differ, and checks that cargo really uses every patched
+    /// crate from its export.
+    pub fn prepare(
+        dirs: &SourceDirs,
+        patches: &[PatchSet],
+        options: &Options,
+    ) -> Result<ScratchWorkspace, SourceError> {
+        let scratch = dirs.scratch();
+        std::fs::create_dir_all(&scratch)
+            .map_err(|error| SourceError::io("create", &scratch, error))?;
+        let id = scratch_id(patches);
+        let lock = lock(&scratch.join(format!("{id}.lock")))?;
+        let root = scratch.join(&id);
+        sync_workspace(dirs.workspace(), &root, options)?;
+        let cargo = Cargo::detect(dirs.workspace(), options)?;
+        let lock_updates = resolve::apply(&cargo, &root, patches, options)?;
+        Ok(ScratchWorkspace {
+            args: crate::patch::cargo_args(patches)?,
+            root,
+            cargo,
+            patches: patches.to_vec(),
+            lock_updates,
+            _lock: lock,
+        })
+    }
+
+    /// The copy's top folder (run cargo there).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The `--config` arguments of the patches.
+    pub fn cargo_args(&self) -> &[String] {
+        &self.args
+    }
+
+    pub fn patches(&self) -> &[PatchSet] {
+        &self.patches
+    }
+
+    pub fn cargo(&self) -> &Cargo {
+        &self.cargo
+    }
+}
+
+/// `<16 hex digits>` naming the combination of library revisions.
+fn scratch_id(patches: &[PatchSet]) -> String {
+    let mut hash = Sha256::new();
+    for set in patches {
+        hash.update(set.library.name.as_bytes());
+        hash.update([0]);
+        hash.update(set.key.as_bytes());
+        hash.update([0]);
+    }
+    hash.finalize()[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Takes an exclusive advisory lock on `path` (created if needed), held
+/// until the returned file is dropped.
+fn lock(path: &Path) -> Result<File, SourceError> {
+    use std::os::unix::io::AsRawFd;
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|error| SourceError::io("open the lock", path, error))?;
+    loop {
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Ok(file);
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(SourceError::io("lock", path, error));
+        }
+    }
+}
+
+/// Makes `to` hold exactly the workspace's tracked and untracked (not
+/// ignored) files, rewriting only those whose content or mode changed.
+fn sync_workspace(workspace: &Path, to: &Path, options: &Options) -> Result<(), SourceError> {
+    let git = Git::work_tree(workspace, options.git_limits());
+    let listing = git.run([
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+    ])?;
+    let mut wanted = BTreeSet::new();
+    for record in listing
+        .split(|&b| b == 0)
+        .filter(|r| !r.is_empty() && !r.ends_with(b"/"))
+    {
+        let path =
+            RelativePath::from_bytes(record).map_err(|reason| SourceError::UnsafeContent {
+                what: "a path",
+                repo: workspace.to_path_buf(),
+                reason,
+            })?;
+        wanted.insert(path);
+    }
+    if !to.exists() {
+        TreeWriter::create(to).map_err(|error| SourceError::io("create", to, error))?;
+    }
+    let mut writer = TreeWriter::existing(to);
+    let mut kept = BTreeSet::new();
+    for path in &wanted {
+        let source = workspace.join(path.as_path());
+        let Ok(meta) = std::fs::symlink_metadata(&source) else {
+            continue; // deleted in the working tree
+        };
+        if !meta.is_file() {
+            continue; // symlinks and folders: this workspace has none worth copying
+        }
+        kept.insert(path.as_path().to_path_buf());
+        let target = to.join(path.as_path());
+        if same_file(&source, &target, &meta) {
+            continue;
+        }
+        // Written beside the target, then renamed over it.
+        let fresh = RelativePath::new(&format!("{}.regress-new", path)).map_err(|reason| {
+            SourceError::UnsafeContent {
+                what: "a path",
+                repo: workspace.to_path_buf(),
+                reason,
+            }
+        })?;
+        let fresh_path = to.join(fresh.as_path());
+        let _ = std::fs::remove_file(&fresh_path);
+        let mut file =
+            File::open(&source).map_err(|error| SourceError::io("read", &source, error))?;
+        writer
+            .file(&fresh, &mut file, meta.permissions().mode() & 0o111 != 0)
+            .map_err(|error| SourceError::io("write", &fresh_path, error))?;
+        if std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
+            std::fs::remove_dir_all(&target)
+                .map_err(|error| SourceError::io("remove", &target, error))?;
+        }
+        std::fs::rename(&fresh_path, &target)
+            .map_err(|error| SourceError::io("write", &target, error))?;
+    }
+    remove_others(to, Path::new(""), &kept)
+}
+
+/// Whether `target` already has `source`'s content and executable bit.
+fn same_file(source: &Path, target: &Path, meta: &std::fs::Metadata) -> bool {
+    let Ok(existing) = std::fs::symlink_metadata(target) else {
+        return false;
+    };
+    if !existing.is_file()
+        || existing.len() != meta.len()
+        || (existing.permissions().mode() & 0o111 != 0) != (meta.permissions().mode() & 0o111 != 0)
+    {
+        return false;
+    }
+    match (std::fs::read(source), std::fs::read(target)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Removes every file under `root/relative` that is not in `kept`.
+fn remove_others(
+    root: &Path,
+    relative: &Path,
+    kept: &BTreeSet<PathBuf>,
+) -> Result<(), SourceError> {
+    let dir = root.join(relative);
+    let entries = std::fs::read_dir(&dir).map_err(|error| SourceError::io("list", &dir, error))?;
+    for entry in entries.flatten() {
+        let path = relative.join(entry.file_name());
+        let meta = entry
+            .metadata()
+            .map_err(|error| SourceError::io("read", entry.path(), error))?;
+        if meta.is_dir() {
+            remove_others(root, &path, kept)?;
+        } else if !kept.contains(&path) {
+            std::fs::remove_file(entry.path())
+                .map_err(|error| SourceError::io("remove", entry.path(), error))?;
+        }
+    }
+    Ok(())
+}
