@@ -22,3 +22,4 @@ pub mod paths;
 pub mod registry;
 pub mod rustls;
 pub mod s2n_tls;
+pub mod tls;

@@ -169,24 +169,6 @@ impl Handshake {
         },
     ];
 
-    /// `handshake_[tls12_]<pki>`, `mtls_[tls12_]<pki>`, or
-    /// `session_resumption` (which [`Handshake::validate`] keeps unique).
-    pub fn name(&self) -> String {
-        if self.resumption {
-            return "session_resumption".to_owned();
-        }
-        let kind = if self.client_auth {
-            "mtls"
-        } else {
-            "handshake"
-        };
-        let version = match self.version {
-            TlsVersion::Tls12 => "tls12_",
-            TlsVersion::Tls13 => "",
-        };
-        format!("{kind}_{version}{}", self.pki.label())
-    }
-
     /// The suite every TLS 1.3 handshake pins is TLS_AES_128_GCM_SHA256;
     /// TLS 1.2 handshakes pin its ECDHE-RSA counterpart.
     pub const fn suite(&self) -> CipherSuite {
@@ -231,7 +213,7 @@ impl Handshake {
 }
 
 /// `handshake_[tls12_]<pki>`, `mtls_[tls12_]<pki>`, or `session_resumption`
-/// (which [`Handshake::validate`] keeps unique).
+/// (which `Handshake::validate` keeps unique).
 impl fmt::Display for Handshake {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.resumption {

@@ -2,10 +2,10 @@
 //! pins.
 //!
 //! [`negotiated`] maps one side's report to the shared
-//! [`Negotiated`](crate::common::pins::Negotiated). OpenSSL reports a
+//! [`Negotiated`]. OpenSSL reports a
 //! handshake signature as a signature type and a digest, on both sides (the
 //! signer's "own", the verifier's "peer"); together with the key type,
-//! which [`check_key`] asserts, that pins the scheme: an `rsa_pss_*`
+//! which `check_key` asserts, that pins the scheme: an `rsa_pss_*`
 //! signature by an rsaEncryption key is `rsa_pss_rsae_*`, an ECDSA-SHA256
 //! one by a P-256 key is `ecdsa_secp256r1_sha256`. [`check_handshake`] adds
 //! what only OpenSSL reports: the extended master secret in TLS 1.2, SNI,
@@ -21,7 +21,9 @@ use regress_measure::HarnessError;
 use super::ffi;
 use super::transport::Pair;
 use crate::common::error::{ensure, Context as _};
-use crate::common::pins::{CipherSuite, NamedGroup, Negotiated, Seen, SignatureScheme, TlsVersion};
+use crate::common::pins::{
+    CipherSuite, Expected, NamedGroup, Negotiated, Seen, SignatureScheme, TlsVersion,
+};
 use crate::common::pki::{Pki, SERVER_NAME};
 use crate::paths::Profile;
 
@@ -99,15 +101,18 @@ fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
     }
 }
 
-/// Checks that both sides finished a handshake of contexts built from
-/// `profile`, resumed or not, with exactly the pinned parameters.
+/// Checks that both sides finished the `expected` handshake, on contexts
+/// built from `profile` (whose PKI and tickets it checks against).
 ///
 /// Without tickets, also: nothing is left in the transport (so no ticket or
 /// other message was sent after the handshake), the client's session holds
 /// no ticket, and in TLS 1.2 no session ID (with the server's session cache
 /// off, OpenSSL sends an empty one: nothing to resume statefully either).
-pub fn check_handshake(pair: &Pair, profile: &Profile, resumed: bool) -> Result<(), HarnessError> {
-    let expected = profile.expected(resumed);
+pub fn check_handshake(
+    pair: &Pair,
+    profile: &Profile,
+    expected: &Expected,
+) -> Result<(), HarnessError> {
     for (side, stream) in [("client", &pair.client), ("server", &pair.server)] {
         let ssl = stream.ssl();
         ensure(ssl.is_init_finished(), || {
@@ -137,13 +142,13 @@ pub fn check_handshake(pair: &Pair, profile: &Profile, resumed: bool) -> Result<
         format!("client's verification: {}", client.verify_result())
     })?;
     match server.peer_certificate() {
-        Some(client_cert) if profile.client_auth => {
+        Some(client_cert) if expected.client_auth => {
             check_key(profile.pki, &client_cert)?;
             ensure(server.verify_result() == X509VerifyResult::OK, || {
                 format!("server's verification: {}", server.verify_result())
             })?;
         }
-        None if !profile.client_auth => {}
+        None if !expected.client_auth => {}
         Some(_) => return Err("the server holds a client certificate without mTLS".into()),
         None => return Err("the server has no client certificate".into()),
     }

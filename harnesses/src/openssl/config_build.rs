@@ -4,7 +4,7 @@ use regress_measure::{Harness, HarnessError};
 
 use super::check::check_handshake;
 use super::context::{client_context, server_context, Contexts};
-use super::library::{init, runtime_libraries};
+use super::system::{init, runtime_libraries};
 use super::transport::Pair;
 use crate::common::error::Context as _;
 use crate::common::pki::{PemCopies, SERVER_NAME};
@@ -71,6 +71,10 @@ impl Harness for ConfigBuild {
         let mut pair = Pair::new(contexts, None)?;
         pair.handshake()
             .context("handshaking with the built contexts")?;
-        check_handshake(&pair, &Handshake::RSA4096.profile(), false)
+        check_handshake(
+            &pair,
+            &Handshake::RSA4096.profile(),
+            &Handshake::RSA4096.expected(),
+        )
     }
 }

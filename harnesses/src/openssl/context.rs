@@ -9,7 +9,7 @@ use openssl::x509::store::{X509Store, X509StoreBuilder};
 use openssl::x509::X509;
 use regress_measure::HarnessError;
 
-use super::library::init;
+use super::system::init;
 use crate::common::error::Context as _;
 use crate::common::pins::{NamedGroup, TlsVersion};
 use crate::common::pki::SERVER_NAME;

@@ -2,14 +2,16 @@
 //!
 //! Mutually exclusive paths of the system OpenSSL (3.0 on Debian 12)
 //! through the `openssl` 0.10 crate, one harness per kind of path, each
-//! parameterised by its path's data (`crate::paths`):
+//! parameterised by its path's data (`crate::paths`). Full handshakes and
+//! records use the shapes every TLS library shares (`crate::tls`), which
+//! [`tls::OpenSsl`] fills:
 //!
 //! | path | harness |
 //! |---|---|
 //! | `config_build` | [`config_build::ConfigBuild`]: a server and a client `SslContext` from PEM |
-//! | `handshake_*`, `mtls_*` | [`handshake::FullHandshake`]: one full TLS 1.3 or TLS 1.2 handshake |
+//! | `handshake_*`, `mtls_*` | `FullHandshake<OpenSsl>`: one full TLS 1.3 or TLS 1.2 handshake |
 //! | `session_resumption` | [`resumption::SessionResumption`]: one TLS 1.3 handshake resumed from a ticket |
-//! | `record_*` | [`record::Records`]: 1 MiB of application data, client to server |
+//! | `record_*` | `Records<OpenSsl>`: 1 MiB of application data, client to server |
 //! | `x509_parse_chain` | [`x509::X509ParseChain`]: decoding the RSA leaf and CA certificates from DER |
 //! | `x509_verify_chain` | [`x509::X509VerifyChain`]: verifying the RSA leaf against the CA |
 //!
@@ -32,14 +34,14 @@
 //! depend on randomness, time, the machine or addresses:
 //!
 //! - **A deterministic RNG** ([`rng`]) replaces OpenSSL's DRBG for the whole
-//!   process, installed by [`library::init`] before anything draws
+//!   process, installed by [`system::init`] before anything draws
 //!   randomness. It is **test-only: a process running it has no security at
 //!   all.** The runner also hides RDRAND (`OPENSSL_ia32cap`).
 //! - **A fixed verification time** ([`context::FIXED_VERIFY_TIME`]) on every
 //!   context and store. OpenSSL 3.0 has no clock hook for the rest of TLS:
 //!   [`resumption::SessionResumption`] documents how its ticket-age
 //!   arithmetic is kept on one branch.
-//! - **No configuration file**: [`library::init`] initialises OpenSSL with
+//! - **No configuration file**: [`system::init`] initialises OpenSSL with
 //!   `OPENSSL_INIT_NO_LOAD_CONFIG`.
 //! - **The shared in-memory transport** ([`transport`]).
 //!
@@ -51,17 +53,19 @@ pub mod check;
 pub mod config_build;
 pub mod context;
 pub mod ffi;
-pub mod handshake;
-pub mod library;
-pub mod record;
 pub mod resumption;
 pub mod rng;
+pub mod system;
+pub mod tls;
 pub mod transport;
 pub mod x509;
 
 use regress_measure::program::AnyHarness;
 
+use self::tls::OpenSsl;
 use crate::paths::Path;
+use crate::tls::handshake::FullHandshake;
+use crate::tls::record::Records;
 
 /// The harness of `path`, or why OpenSSL has none.
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
@@ -70,8 +74,8 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::Handshake(handshake) if handshake.resumption => {
             Box::new(resumption::SessionResumption(handshake))
         }
-        Path::Handshake(handshake) => Box::new(handshake::FullHandshake(handshake)),
-        Path::Record(record) => Box::new(record::Records(record)),
+        Path::Handshake(handshake) => Box::new(FullHandshake::<OpenSsl>::new(handshake)),
+        Path::Record(record) => Box::new(Records::<OpenSsl>::new(record)),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),

@@ -8,7 +8,7 @@ use regress_measure::{Harness, HarnessError};
 use super::check::check_handshake;
 use super::context::Contexts;
 use super::ffi;
-use super::library::runtime_libraries;
+use super::system::runtime_libraries;
 use super::transport::Pair;
 use crate::common::error::{ensure, Context as _};
 use crate::paths::Handshake;
@@ -84,7 +84,7 @@ impl Harness for SessionResumption {
         let mut pair = Pair::new(&contexts, None)?;
         pair.handshake()
             .context("the full handshake that obtains a ticket")?;
-        check_handshake(&pair, &contexts.profile, false)?;
+        check_handshake(&pair, &contexts.profile, &contexts.profile.expected(false))?;
         let records = pair.server_records();
         ensure(records.as_ref().map(Vec::len) == Some(1), || {
             format!("after a full handshake the server must send one ticket record: {records:?}")
@@ -135,7 +135,7 @@ impl Harness for SessionResumption {
     }
 
     fn check(&self, _: &ResumptionSetup, pair: &Pair) -> Result<(), HarnessError> {
-        check_handshake(pair, &self.0.profile(), true)?;
+        check_handshake(pair, &self.0.profile(), &self.0.expected())?;
         let (to_server, _) = pair.in_flight();
         ensure(to_server == 0, || {
             format!("{to_server} bytes from the client left unread by the server")
@@ -162,7 +162,8 @@ mod tests {
         // Same contexts, but the client offers no session.
         let pair = Pair::new(&setup.contexts, None).expect("pair");
         let pair = harness.run(&setup, pair).expect("full handshake");
-        check_handshake(&pair, &setup.contexts.profile, false).expect("it was a full handshake");
+        let full = setup.contexts.profile.expected(false);
+        check_handshake(&pair, &setup.contexts.profile, &full).expect("it was a full handshake");
         let error = harness
             .check(&setup, &pair)
             .expect_err("a full handshake must fail the resumption check");
@@ -176,6 +177,7 @@ mod tests {
         let pair = harness.prepare(&setup).expect("prepare");
         let pair = harness.run(&setup, pair).expect("run");
         harness.check(&setup, &pair).expect("resumed");
-        assert!(check_handshake(&pair, &setup.contexts.profile, false).is_err());
+        let full = setup.contexts.profile.expected(false);
+        assert!(check_handshake(&pair, &setup.contexts.profile, &full).is_err());
     }
 }

@@ -160,7 +160,7 @@ unsafe extern "C" fn always_ready() -> c_int {
 /// Makes [`METHOD`] OpenSSL's random method, once per process.
 ///
 /// Call it before anything in the process draws randomness from OpenSSL
-/// ([`super::library::init`] does, first thing in every harness's `setup`). Fails if
+/// ([`super::system::init`] does, first thing in every harness's `setup`). Fails if
 /// OpenSSL refuses the method or reports another one afterwards.
 pub fn install() -> Result<(), HarnessError> {
     static INSTALLED: OnceLock<Result<(), &'static str>> = OnceLock::new();
@@ -210,7 +210,7 @@ mod tests {
     /// stream once it is installed.
     #[test]
     fn openssl_draws_from_the_stream() {
-        super::super::library::init().expect("init");
+        super::super::system::init().expect("init");
         let before = DRAWS.with(|d| d.get());
         let mut public = [0u8; 32];
         openssl::rand::rand_bytes(&mut public).expect("RAND_bytes");

@@ -8,7 +8,7 @@ use openssl::x509::{X509PurposeId, X509StoreContext, X509VerifyResult, X509};
 use regress_measure::{Harness, HarnessError};
 
 use super::context::FIXED_VERIFY_TIME;
-use super::library::{init, runtime_libraries};
+use super::system::{init, runtime_libraries};
 use crate::common::error::{ensure, Context as _};
 use crate::common::pki::{Pki, SERVER_NAME};
 

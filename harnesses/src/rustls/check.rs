@@ -1,7 +1,7 @@
 //! What a rustls handshake negotiated, checked against what its path pins.
 //!
 //! [`both_sides`] maps each side's report to the shared
-//! [`Negotiated`](crate::common::pins::Negotiated); the schemes of the
+//! [`Negotiated`]; the schemes of the
 //! handshake signatures come from the verifiers' logs ([`super::verify`]).
 //! [`check_handshake`] adds what only rustls reports: the handshake kind
 //! (no HelloRetryRequest), the SNI the server saw, what the server queued
@@ -107,6 +107,13 @@ pub fn check_handshake(
             "server has post-handshake data queued: {}, expected {tickets} (a session ticket)",
             pair.server.wants_write()
         )
+    })?;
+    ensure(!pair.client.wants_write(), || {
+        "the client has data queued after the handshake".into()
+    })?;
+    let in_flight = pair.in_flight();
+    ensure(in_flight == (0, 0), || {
+        format!("bytes left in the transport after the handshake: {in_flight:?}")
     })?;
     if expected.resumed {
         return Ok(());

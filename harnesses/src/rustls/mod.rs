@@ -2,14 +2,15 @@
 //!
 //! Mutually exclusive paths of rustls 0.23 with its aws-lc-rs provider, one
 //! harness per kind of path, each parameterised by its path's data
-//! (`crate::paths`):
+//! (`crate::paths`). Full handshakes and records use the shapes every TLS
+//! library shares (`crate::tls`), which [`tls::Rustls`] fills:
 //!
 //! | path | harness |
 //! |---|---|
 //! | `config_build` | [`config_build::ConfigBuild`]: a server and a client config from PEM |
-//! | `handshake_*`, `mtls_*` | [`handshake::FullHandshake`]: one full TLS 1.3 or TLS 1.2 handshake |
+//! | `handshake_*`, `mtls_*` | `FullHandshake<Rustls>`: one full TLS 1.3 or TLS 1.2 handshake |
 //! | `session_resumption` | [`resumption::SessionResumption`]: one TLS 1.3 handshake resumed from a ticket |
-//! | `record_*` | [`record::Records`]: 1 MiB of application data, client to server |
+//! | `record_*` | `Records<Rustls>`: 1 MiB of application data, client to server |
 //! | `x509_parse_chain`, `x509_verify_chain` | [`x509::X509ParseChain`], [`x509::X509VerifyChain`]: the RSA-4096 test chain, the way rustls's webpki verifier parses and verifies it |
 //!
 //! # How rustls meets the fairness pins
@@ -52,17 +53,19 @@
 pub mod check;
 pub mod config;
 pub mod config_build;
-pub mod handshake;
-pub mod record;
 pub mod resumption;
 pub mod rng;
+pub mod tls;
 pub mod transport;
 pub mod verify;
 pub mod x509;
 
 use regress_measure::program::AnyHarness;
 
+use self::tls::Rustls;
 use crate::paths::Path;
+use crate::tls::handshake::FullHandshake;
+use crate::tls::record::Records;
 
 /// The harness of `path`, or why rustls has none.
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
@@ -71,8 +74,8 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::Handshake(handshake) if handshake.resumption => {
             Box::new(resumption::SessionResumption(handshake))
         }
-        Path::Handshake(handshake) => Box::new(handshake::FullHandshake(handshake)),
-        Path::Record(record) => Box::new(record::Records(record)),
+        Path::Handshake(handshake) => Box::new(FullHandshake::<Rustls>::new(handshake)),
+        Path::Record(record) => Box::new(Records::<Rustls>::new(record)),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),

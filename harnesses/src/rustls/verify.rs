@@ -39,23 +39,77 @@ impl SchemeLog {
         (value & NOTED != 0).then(|| SignatureScheme::from(value as u16))
     }
 }
-/// rustls's [`WebPkiServerVerifier`], noting verified handshake signatures.
-/// Every other call is passed through unchanged.
+
+/// A rustls verifier that notes the scheme of every handshake signature it
+/// accepts; every other call is passed through unchanged.
+/// [`NotingServerVerifier`] wraps rustls's [`WebPkiServerVerifier`],
+/// [`NotingClientVerifier`] its `WebPkiClientVerifier` (client certificate
+/// required).
 #[derive(Debug)]
-pub struct NotingServerVerifier {
-    inner: Arc<WebPkiServerVerifier>,
-    /// Schemes of the server signatures this client verified.
+pub struct Noting<V: ?Sized> {
+    inner: Arc<V>,
+    /// Schemes of the peer's signatures this verifier accepted.
     pub log: SchemeLog,
 }
 
-impl NotingServerVerifier {
+/// A client's verifier of the server.
+pub type NotingServerVerifier = Noting<WebPkiServerVerifier>;
+
+/// A server's verifier of the client.
+pub type NotingClientVerifier = Noting<dyn ClientCertVerifier>;
+
+/// What a signature check returns.
+type Verified = Result<HandshakeSignatureValid, ::rustls::Error>;
+
+impl<V: ?Sized> Noting<V> {
     /// Wraps `inner` with an empty log.
-    pub fn new(inner: Arc<WebPkiServerVerifier>) -> NotingServerVerifier {
-        NotingServerVerifier {
+    pub fn new(inner: Arc<V>) -> Noting<V> {
+        Noting {
             inner,
             log: SchemeLog::default(),
         }
     }
+
+    /// `verified`, noting the signature's scheme if it verified.
+    fn noted(&self, dss: &DigitallySignedStruct, verified: Verified) -> Verified {
+        if verified.is_ok() {
+            self.log.note(dss.scheme);
+        }
+        verified
+    }
+}
+
+/// The methods both verifier traits have: the two handshake-signature
+/// checks, noting what verified, and the scheme list and raw-key flag,
+/// passed through.
+macro_rules! signature_checks {
+    () => {
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Verified {
+            self.noted(dss, self.inner.verify_tls12_signature(message, cert, dss))
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Verified {
+            self.noted(dss, self.inner.verify_tls13_signature(message, cert, dss))
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.inner.supported_verify_schemes()
+        }
+
+        fn requires_raw_public_keys(&self) -> bool {
+            self.inner.requires_raw_public_keys()
+        }
+    };
 }
 
 impl ServerCertVerifier for NotingServerVerifier {
@@ -71,57 +125,10 @@ impl ServerCertVerifier for NotingServerVerifier {
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, ::rustls::Error> {
-        let valid = self.inner.verify_tls12_signature(message, cert, dss)?;
-        self.log.note(dss.scheme);
-        Ok(valid)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, ::rustls::Error> {
-        let valid = self.inner.verify_tls13_signature(message, cert, dss)?;
-        self.log.note(dss.scheme);
-        Ok(valid)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
-
-    fn requires_raw_public_keys(&self) -> bool {
-        self.inner.requires_raw_public_keys()
-    }
+    signature_checks!();
 
     fn root_hint_subjects(&self) -> Option<&[DistinguishedName]> {
         self.inner.root_hint_subjects()
-    }
-}
-
-/// rustls's `WebPkiClientVerifier` (client certificate required), noting
-/// verified handshake signatures. Every other call is passed through.
-#[derive(Debug)]
-pub struct NotingClientVerifier {
-    inner: Arc<dyn ClientCertVerifier>,
-    /// Schemes of the client signatures this server verified.
-    pub log: SchemeLog,
-}
-
-impl NotingClientVerifier {
-    /// Wraps `inner` with an empty log.
-    pub fn new(inner: Arc<dyn ClientCertVerifier>) -> NotingClientVerifier {
-        NotingClientVerifier {
-            inner,
-            log: SchemeLog::default(),
-        }
     }
 }
 
@@ -148,35 +155,7 @@ impl ClientCertVerifier for NotingClientVerifier {
             .verify_client_cert(end_entity, intermediates, now)
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, ::rustls::Error> {
-        let valid = self.inner.verify_tls12_signature(message, cert, dss)?;
-        self.log.note(dss.scheme);
-        Ok(valid)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, ::rustls::Error> {
-        let valid = self.inner.verify_tls13_signature(message, cert, dss)?;
-        self.log.note(dss.scheme);
-        Ok(valid)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
-
-    fn requires_raw_public_keys(&self) -> bool {
-        self.inner.requires_raw_public_keys()
-    }
+    signature_checks!();
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! pins.
 //!
 //! [`negotiated`] maps one side's report to the shared
-//! [`Negotiated`](crate::common::pins::Negotiated), which the shared
+//! [`Negotiated`], which the shared
 //! [`Expected::check`] compares. What only s2n-tls reports is checked here
 //! too: the handshake type (full or resumed, no HelloRetryRequest, no
 //! TLS 1.2 ticket, client authentication), the key types of both
@@ -78,15 +78,22 @@ fn key_type(pki: Pki) -> &'static str {
     }
 }
 
-/// Checks both sides finished a handshake of configs built from `profile`,
-/// resumed or not, with exactly the pinned parameters.
-pub fn check_handshake(pair: &Pair, profile: &Profile, resumed: bool) -> Result<(), HarnessError> {
-    let expected = profile.expected(resumed);
+/// Checks both sides finished the `expected` handshake, on configs built
+/// from `profile` (whose PKI and tickets it checks against).
+///
+/// A full TLS 1.2 handshake also offered an empty session ID and negotiated
+/// the extended master secret ([`check_tls12_extras`]).
+pub fn check_handshake(
+    pair: &Pair,
+    profile: &Profile,
+    expected: &Expected,
+) -> Result<(), HarnessError> {
+    let resumed = expected.resumed;
     for (side, conn) in [("client", &pair.client), ("server", &pair.server)] {
         ensure(conn.handshake_complete(), || {
             format!("{side}: handshake is not complete")
         })?;
-        check_handshake_type(side, conn, &expected)?;
+        check_handshake_type(side, conn, expected)?;
     }
     expected.check(&both_sides(pair)?)?;
     if !profile.tickets {
@@ -97,17 +104,21 @@ pub fn check_handshake(pair: &Pair, profile: &Profile, resumed: bool) -> Result<
             format!("bytes left in the transport after the handshake: {in_flight:?}")
         })?;
     }
-    if !resumed {
-        let key = pair
-            .client
-            .signature_public_key_type(Mode::Server)
-            .context("reading the server's key type")?;
-        let pki = key_type(profile.pki);
-        ensure(key == pki, || {
-            format!("server key is {key}, expected {pki}")
-        })?;
+    if resumed {
+        return Ok(());
     }
-    if expected.client_auth && !resumed {
+    if expected.pins.version == TlsVersion::Tls12 {
+        check_tls12_extras(pair, expected.pins.suite)?;
+    }
+    let pki = key_type(profile.pki);
+    let key = pair
+        .client
+        .signature_public_key_type(Mode::Server)
+        .context("reading the server's key type")?;
+    ensure(key == pki, || {
+        format!("server key is {key}, expected {pki}")
+    })?;
+    if expected.client_auth {
         ensure(pair.client.client_cert_used(), || {
             "the client did not send its certificate".to_owned()
         })?;
@@ -122,7 +133,6 @@ pub fn check_handshake(pair: &Pair, profile: &Profile, resumed: bool) -> Result<
             .server
             .signature_public_key_type(Mode::Client)
             .context("reading the client's key type on the server")?;
-        let pki = key_type(profile.pki);
         ensure(key == pki, || {
             format!("client key is {key}, expected {pki}")
         })?;

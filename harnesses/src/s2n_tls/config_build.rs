@@ -71,7 +71,11 @@ impl Harness for ConfigBuild {
         let mut pair = Pair::with_configs(config, config, None)?;
         pair.handshake()
             .context("handshaking with the built config")?;
-        check_handshake(&pair, &Handshake::RSA4096.profile(), false)
+        check_handshake(
+            &pair,
+            &Handshake::RSA4096.profile(),
+            &Handshake::RSA4096.expected(),
+        )
     }
 }
 

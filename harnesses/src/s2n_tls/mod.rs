@@ -1,14 +1,16 @@
 //! s2n-tls harnesses.
 //!
 //! Mutually exclusive paths of s2n-tls 0.3.47, one harness per kind of
-//! path, each parameterised by its path's data (`crate::paths`):
+//! path, each parameterised by its path's data (`crate::paths`). Full
+//! handshakes and records use the shapes every TLS library shares
+//! (`crate::tls`), which [`tls::S2nTls`] fills:
 //!
 //! | path | harness | what is counted |
 //! |---|---|---|
 //! | `config_build` | [`config_build::ConfigBuild`] | building a server-and-client `Config` from PEM |
-//! | `handshake_*`, `mtls_*` | [`handshake::FullHandshake`] | one full handshake: TLS 1.3 with each PKI, with and without client certificates; TLS 1.2 ECDHE-RSA-AES128-GCM-SHA256 with extended master secret |
+//! | `handshake_*`, `mtls_*` | `FullHandshake<S2nTls>` ([`tls`]) | one full handshake: TLS 1.3 with each PKI, with and without client certificates; TLS 1.2 ECDHE-RSA-AES128-GCM-SHA256 with extended master secret |
 //! | `session_resumption` | [`resumption::SessionResumption`] | a TLS 1.3 handshake resumed from a ticket |
-//! | `record_*` | [`record::Records`] | 1 MiB of application data, client to server, in 16 KiB or 1 KiB writes |
+//! | `record_*` | `Records<S2nTls>` ([`tls`]) | 1 MiB of application data, client to server, in 16 KiB or 1 KiB writes |
 //!
 //! There are no `x509_*` harnesses for s2n-tls: the s2n-tls crate has no
 //! standalone X.509 API (certificates are only parsed and verified inside
@@ -69,14 +71,16 @@
 pub mod check;
 pub mod config;
 pub mod config_build;
-pub mod handshake;
-pub mod record;
 pub mod resumption;
+pub mod tls;
 pub mod transport;
 
 use regress_measure::program::AnyHarness;
 
+use self::tls::S2nTls;
 use crate::paths::Path;
+use crate::tls::handshake::FullHandshake;
+use crate::tls::record::Records;
 
 /// The harness of `path`, or why s2n-tls has none.
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
@@ -87,12 +91,12 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
             if handshake.resumption {
                 Box::new(resumption::SessionResumption(handshake))
             } else {
-                Box::new(handshake::FullHandshake(handshake))
+                Box::new(FullHandshake::<S2nTls>::new(handshake))
             }
         }
         Path::Record(record) => {
             config::policies(&record.profile().pins)?;
-            Box::new(record::Records(record))
+            Box::new(Records::<S2nTls>::new(record))
         }
         Path::X509Parse | Path::X509Verify => {
             return Err("the s2n-tls crate has no standalone X.509 API".into())

@@ -55,7 +55,7 @@ impl Harness for SessionResumption {
         let mut pair = Pair::new(&configs, None)?;
         pair.handshake()
             .context("the full handshake that obtains a ticket")?;
-        check_handshake(&pair, &configs.profile, false)?;
+        check_handshake(&pair, &configs.profile, &configs.profile.expected(false))?;
         // In TLS 1.3 the ticket arrives after the handshake; a read processes
         // it (and then blocks: there is no application data).
         let mut byte = [0u8; 1];
@@ -84,7 +84,7 @@ impl Harness for SessionResumption {
     }
 
     fn check(&self, _: &ResumptionSetup, pair: &Pair) -> Result<(), HarnessError> {
-        check_handshake(pair, &self.0.profile(), true)
+        check_handshake(pair, &self.0.profile(), &self.0.expected())
     }
 }
 
@@ -103,7 +103,8 @@ mod tests {
         let pair = harness.prepare(&setup).expect("prepare");
         let pair = harness.run(&setup, pair).expect("run");
         harness.check(&setup, &pair).expect("resumed");
-        assert!(check_handshake(&pair, &setup.configs.profile, false).is_err());
+        let full = setup.configs.profile.expected(false);
+        assert!(check_handshake(&pair, &setup.configs.profile, &full).is_err());
     }
 
     #[test]
@@ -113,7 +114,8 @@ mod tests {
         // Same configs, but the client offers no session.
         let pair = Pair::new(&setup.configs, None).expect("pair");
         let pair = harness.run(&setup, pair).expect("full handshake");
-        check_handshake(&pair, &setup.configs.profile, false).expect("it was a full handshake");
+        let full = setup.configs.profile.expected(false);
+        check_handshake(&pair, &setup.configs.profile, &full).expect("it was a full handshake");
         let error = harness
             .check(&setup, &pair)
             .expect_err("a full handshake must fail the resumption check");
