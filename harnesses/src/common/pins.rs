@@ -306,8 +306,9 @@ pub enum Seen<T> {
     /// A value no path pins, in the library's own words.
     Other(String),
     /// This side cannot tell: a rustls endpoint does not report the scheme
-    /// it signed with itself, only its verifier sees the peer's. Not
-    /// compared; the other side's report covers it.
+    /// it signed with itself (only its verifier sees the peer's, and only
+    /// until the handshake's check takes it). Not compared; the other
+    /// side's report, or the check right after the handshake, covers it.
     NotVisible,
 }
 

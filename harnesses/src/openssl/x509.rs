@@ -13,8 +13,8 @@ use crate::common::error::{ensure, Context as _};
 use crate::common::pki::{Pki, SERVER_NAME};
 
 /// The DER of the RSA-4096 leaf (the first certificate of its chain) and of
-/// the RSA CA, in fresh heap buffers (see [`super::ConfigBuild`] on why
-/// inputs live on the heap).
+/// the RSA CA, in fresh heap buffers (see `PemCopies` in
+/// `crate::common::pki` on why inputs live on the heap).
 fn rsa_leaf_and_ca_der() -> Result<(Vec<u8>, Vec<u8>), HarnessError> {
     let leaf = X509::stack_from_pem(Pki::Rsa4096.server_chain_pem())
         .context("parsing the leaf chain")?
