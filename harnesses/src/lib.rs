@@ -17,6 +17,8 @@
 pub mod aws_lc_rs;
 pub mod calibration;
 pub mod common;
+#[cfg(test)]
+mod fairness;
 pub mod openssl;
 pub mod paths;
 pub mod registry;

@@ -69,9 +69,9 @@ pub struct RecordSetup<L: Tls> {
 /// A connected pair and the server's receive buffer: the input of one run,
 /// and (filled) its output.
 pub struct Transfer<L: Tls> {
-    pub(super) pair: L::Pair,
-    pub(super) received: Vec<u8>,
-    pub(super) got: usize,
+    pub(crate) pair: L::Pair,
+    pub(crate) received: Vec<u8>,
+    pub(crate) got: usize,
 }
 
 impl<L: Tls> Harness for Records<L> {
