@@ -6,7 +6,10 @@
 //! than one of N. Any leak of setup, teardown or process noise into the
 //! region breaks that equality.
 
+use regress_measure::program::AnyHarness;
 use regress_measure::{Harness, HarnessError};
+
+use crate::paths::Path;
 
 /// Instructions in one iteration of [`spin`]'s loop.
 pub const INSTRUCTIONS_PER_ITERATION: u64 = 3;
@@ -40,6 +43,14 @@ impl Harness for Spin {
         } else {
             Err(format!("loop counted {output}, expected {}", self.iterations).into())
         }
+    }
+}
+
+/// The harness of a `spin_*` path.
+pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
+    match *path {
+        Path::Spin { iterations, .. } => Ok(Box::new(Spin { iterations })),
+        _ => Err("calibration measures its loop only".into()),
     }
 }
 

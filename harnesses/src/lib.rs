@@ -1,15 +1,27 @@
-//! API-path harnesses.
+//! API-path harnesses for TLS libraries.
 //!
 //! Each harness counts exactly one path a TLS connection takes, with its
-//! setup outside the count (see [`regress_measure::Harness`]). Modules are
-//! named after the library they drive; the path is the type. The tests in
-//! `tests/perf.rs` give every harness its public name, `<library>::<path>`,
-//! which is also its baseline file and output name.
+//! setup outside the count (see [`regress_measure::Harness`]). The layout:
+//!
+//! - [`paths`]: the paths as data (a library and a path kind with its
+//!   parameters); names, pins and config profiles follow from the data.
+//! - [`registry`]: the list of benchmarks, validated once, as the entries
+//!   the measured program, the tests and the benchmarks share.
+//! - [`common`]: what every library shares, once: errors with context, the
+//!   test PKIs, the fixed time, the record payload, the in-memory transport
+//!   and the fairness pins with their one comparison.
+//! - one module per library ([`s2n_tls`], [`rustls`], [`openssl`],
+//!   [`aws_lc_rs`]), each with one harness per kind of path, and
+//!   [`calibration`], the pipeline's own loop of known cost.
 
 pub mod aws_lc_rs;
 pub mod calibration;
-pub mod certs;
+pub mod common;
+#[cfg(test)]
+mod fairness;
 pub mod openssl;
+pub mod paths;
 pub mod registry;
 pub mod rustls;
 pub mod s2n_tls;
+pub mod tls;

@@ -1,260 +1,150 @@
-//! The list of every harness, in one place.
+//! The list of every benchmark, in one place.
 //!
 //! The measured program (`src/main.rs`), the tests (`tests/perf.rs`) and the
-//! wall-clock benchmarks (`benches/paths.rs`) all read this list, so a path
-//! is defined once and measured the same way by all three. Each entry gives
-//! the harness its public name, `<library>::<path>`: the test name, the
-//! baseline file and the output names all use it.
+//! wall-clock benchmarks (`benches/paths.rs`) all read [`all`], so a path is
+//! defined once and measured the same way by all three. The list is data
+//! ([`benchmarks`]: a library and a path each); [`all`] validates it once
+//! (every path valid, every name unique and well formed, every library able
+//! to run its paths) and gives each benchmark its harness under its derived
+//! name, `<library>::<path>`: the test name, the baseline file and the
+//! output names all use it.
 
-use regress_measure::program::Entry;
+use regress_measure::program::{AnyHarness, Entry};
 
-/// Every harness, in a fixed order.
+use crate::common::pins::{Cipher, TlsVersion};
+use crate::paths::{Aead, Benchmark, Direction, Handshake, Library, Path, Record, NAME_CAPACITY};
+
+/// The calibration loop of `iterations`, named `spin_<label>`.
+const fn spin(label: &'static str, iterations: u64) -> Path {
+    Path::Spin { label, iterations }
+}
+
+/// The calibration paths: the two must differ by exactly 3,000,000
+/// instructions.
+const SPINS: &[Path] = &[spin("1m", 1_000_000), spin("2m", 2_000_000)];
+
+/// The TLS libraries, each measured on the same paths where it can.
+const TLS_LIBRARIES: [Library; 3] = [Library::S2nTls, Library::Rustls, Library::OpenSsl];
+
+/// The paths a TLS library is measured on.
+fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
+    let records = Cipher::ALL.into_iter().flat_map(move |cipher| {
+        // No s2n-tls policy lets two s2n-tls peers agree on ChaCha20 in
+        // TLS 1.3 (see `s2n_tls`): its ChaCha20 records are TLS 1.2.
+        let version = match (library, cipher) {
+            (Library::S2nTls, Cipher::ChaCha20Poly1305) => TlsVersion::Tls12,
+            _ => TlsVersion::Tls13,
+        };
+        Record::WRITE_SIZES.map(|write_size| {
+            Path::Record(Record {
+                cipher,
+                version,
+                write_size,
+            })
+        })
+    });
+    // The s2n-tls crate has no standalone X.509 API.
+    let x509 = match library {
+        Library::S2nTls => [].iter(),
+        _ => [Path::X509Parse, Path::X509Verify].iter(),
+    };
+    std::iter::once(Path::ConfigBuild)
+        .chain(Handshake::ALL.map(Path::Handshake))
+        .chain(records)
+        .chain(x509.copied())
+}
+
+/// The raw AEAD paths of aws-lc-rs: AES-GCM, both directions, every
+/// message length.
+fn aead_paths() -> impl Iterator<Item = Path> + Clone {
+    [Cipher::Aes128Gcm, Cipher::Aes256Gcm]
+        .into_iter()
+        .flat_map(|cipher| [Direction::Seal, Direction::Open].map(|direction| (cipher, direction)))
+        .flat_map(|(cipher, direction)| {
+            Aead::MESSAGE_LENS.map(|message_len| {
+                Path::Aead(Aead {
+                    cipher,
+                    direction,
+                    message_len,
+                })
+            })
+        })
+}
+
+/// Every benchmark, in a fixed order. A lazy iterator: listing allocates
+/// nothing (see [`Benchmark::name`] on why that matters).
+pub fn benchmarks() -> impl Iterator<Item = Benchmark> + Clone {
+    let calibration = SPINS.iter().map(|path| (Library::Calibration, *path));
+    let tls = TLS_LIBRARIES
+        .into_iter()
+        .flat_map(|library| tls_paths(library).map(move |path| (library, path)));
+    let aead = aead_paths().map(|path| (Library::AwsLcRs, path));
+    calibration
+        .chain(tls)
+        .chain(aead)
+        .map(|(library, path)| Benchmark { library, path })
+}
+
+/// The harness of `benchmark`, or why its library cannot run its path.
+fn harness(benchmark: &Benchmark) -> Result<Box<dyn AnyHarness>, String> {
+    let path = &benchmark.path;
+    path.validate()?;
+    match benchmark.library {
+        Library::S2nTls => crate::s2n_tls::harness(path),
+        Library::Rustls => crate::rustls::harness(path),
+        Library::OpenSsl => crate::openssl::harness(path),
+        Library::AwsLcRs => crate::aws_lc_rs::harness(path),
+        Library::Calibration => crate::calibration::harness(path),
+    }
+}
+
+/// Whether `name` is `<library>::<path>` in lower-case letters, digits and
+/// underscores: the baseline file name is made from it.
+fn well_formed(name: &str) -> bool {
+    name.split_once("::").is_some_and(|(library, path)| {
+        [library, path].iter().all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
+    })
+}
+
+/// `benchmarks`, validated, as entries of the measured program: every
+/// path valid, every name well formed and unique, every library able to run
+/// its path. Allocates only what it returns.
+pub fn entries<I>(benchmarks: I) -> Result<Vec<Entry>, String>
+where
+    I: IntoIterator<Item = Benchmark>,
+    I::IntoIter: Clone,
+{
+    let benchmarks = benchmarks.into_iter();
+    let mut entries: Vec<Entry> = Vec::with_capacity(benchmarks.clone().count());
+    for benchmark in benchmarks {
+        let name = benchmark.name();
+        if !well_formed(&name) || name.len() > NAME_CAPACITY {
+            return Err(format!(
+                "{name:?} is not <library>::<path> in [a-z0-9_], at most {NAME_CAPACITY} bytes"
+            ));
+        }
+        if entries.iter().any(|entry| entry.name == name) {
+            return Err(format!("{name} is listed twice"));
+        }
+        let harness = harness(&benchmark).map_err(|why| format!("{name}: {why}"))?;
+        entries.push(Entry { name, harness });
+    }
+    Ok(entries)
+}
+
+/// Every benchmark's harness under its name, in a fixed order.
+///
+/// # Panics
+///
+/// When the list is invalid: a programming error, which the unit tests
+/// (and every run of the measured program) report with the offending name.
 pub fn all() -> Vec<Entry> {
-    vec![
-        Entry::new(
-            "calibration::spin_1m",
-            crate::calibration::Spin {
-                iterations: 1_000_000,
-            },
-        ),
-        Entry::new(
-            "calibration::spin_2m",
-            crate::calibration::Spin {
-                iterations: 2_000_000,
-            },
-        ),
-        Entry::new("s2n_tls::config_build", crate::s2n_tls::ConfigBuild),
-        Entry::new(
-            "s2n_tls::handshake_rsa4096",
-            crate::s2n_tls::HandshakeRsa4096,
-        ),
-        Entry::new(
-            "s2n_tls::session_resumption",
-            crate::s2n_tls::SessionResumption,
-        ),
-        Entry::new(
-            "s2n_tls::handshake_ecdsa_p256",
-            crate::s2n_tls::HandshakeEcdsaP256,
-        ),
-        Entry::new("s2n_tls::mtls_rsa4096", crate::s2n_tls::MtlsRsa4096),
-        Entry::new("s2n_tls::mtls_ecdsa_p256", crate::s2n_tls::MtlsEcdsaP256),
-        Entry::new(
-            "s2n_tls::handshake_tls12_rsa4096",
-            crate::s2n_tls::HandshakeTls12Rsa4096,
-        ),
-        Entry::new(
-            "s2n_tls::record_aes128gcm_16k",
-            crate::s2n_tls::Record::AES128GCM_16K,
-        ),
-        Entry::new(
-            "s2n_tls::record_aes128gcm_1k",
-            crate::s2n_tls::Record::AES128GCM_1K,
-        ),
-        Entry::new(
-            "s2n_tls::record_aes256gcm_16k",
-            crate::s2n_tls::Record::AES256GCM_16K,
-        ),
-        Entry::new(
-            "s2n_tls::record_aes256gcm_1k",
-            crate::s2n_tls::Record::AES256GCM_1K,
-        ),
-        // TLS 1.2: no s2n-tls policy lets two s2n-tls peers agree on ChaCha20 in
-        // TLS 1.3, so these are named apart from the TLS 1.3 record paths.
-        Entry::new(
-            "s2n_tls::record_tls12_chacha20poly1305_16k",
-            crate::s2n_tls::Record::CHACHA20POLY1305_16K,
-        ),
-        Entry::new(
-            "s2n_tls::record_tls12_chacha20poly1305_1k",
-            crate::s2n_tls::Record::CHACHA20POLY1305_1K,
-        ),
-        Entry::new("rustls::config_build", crate::rustls::ConfigBuild),
-        Entry::new("rustls::handshake_rsa4096", crate::rustls::HandshakeRsa4096),
-        Entry::new(
-            "rustls::handshake_ecdsa_p256",
-            crate::rustls::HandshakeEcdsaP256,
-        ),
-        Entry::new("rustls::mtls_rsa4096", crate::rustls::MtlsRsa4096),
-        Entry::new("rustls::mtls_ecdsa_p256", crate::rustls::MtlsEcdsaP256),
-        Entry::new(
-            "rustls::handshake_tls12_rsa4096",
-            crate::rustls::HandshakeTls12Rsa4096,
-        ),
-        Entry::new(
-            "rustls::session_resumption",
-            crate::rustls::SessionResumption,
-        ),
-        Entry::new(
-            "rustls::record_aes128gcm_16k",
-            crate::rustls::RecordAes128Gcm16k,
-        ),
-        Entry::new(
-            "rustls::record_aes128gcm_1k",
-            crate::rustls::RecordAes128Gcm1k,
-        ),
-        Entry::new(
-            "rustls::record_aes256gcm_16k",
-            crate::rustls::RecordAes256Gcm16k,
-        ),
-        Entry::new(
-            "rustls::record_aes256gcm_1k",
-            crate::rustls::RecordAes256Gcm1k,
-        ),
-        Entry::new(
-            "rustls::record_chacha20poly1305_16k",
-            crate::rustls::RecordChaCha20Poly1305_16k,
-        ),
-        Entry::new(
-            "rustls::record_chacha20poly1305_1k",
-            crate::rustls::RecordChaCha20Poly1305_1k,
-        ),
-        Entry::new("rustls::x509_parse_chain", crate::rustls::X509ParseChain),
-        Entry::new("rustls::x509_verify_chain", crate::rustls::X509VerifyChain),
-        Entry::new("openssl::config_build", crate::openssl::ConfigBuild),
-        Entry::new(
-            "openssl::handshake_rsa4096",
-            crate::openssl::HandshakeRsa4096,
-        ),
-        Entry::new(
-            "openssl::handshake_ecdsa_p256",
-            crate::openssl::HandshakeEcdsaP256,
-        ),
-        Entry::new("openssl::mtls_rsa4096", crate::openssl::MtlsRsa4096),
-        Entry::new("openssl::mtls_ecdsa_p256", crate::openssl::MtlsEcdsaP256),
-        Entry::new(
-            "openssl::handshake_tls12_rsa4096",
-            crate::openssl::HandshakeTls12Rsa4096,
-        ),
-        Entry::new(
-            "openssl::session_resumption",
-            crate::openssl::SessionResumption,
-        ),
-        Entry::new(
-            "openssl::record_aes128gcm_16k",
-            crate::openssl::RecordAes128Gcm16k,
-        ),
-        Entry::new(
-            "openssl::record_aes128gcm_1k",
-            crate::openssl::RecordAes128Gcm1k,
-        ),
-        Entry::new(
-            "openssl::record_aes256gcm_16k",
-            crate::openssl::RecordAes256Gcm16k,
-        ),
-        Entry::new(
-            "openssl::record_aes256gcm_1k",
-            crate::openssl::RecordAes256Gcm1k,
-        ),
-        Entry::new(
-            "openssl::record_chacha20poly1305_16k",
-            crate::openssl::RecordChacha20Poly1305_16k,
-        ),
-        Entry::new(
-            "openssl::record_chacha20poly1305_1k",
-            crate::openssl::RecordChacha20Poly1305_1k,
-        ),
-        Entry::new("openssl::x509_parse_chain", crate::openssl::X509ParseChain),
-        Entry::new(
-            "openssl::x509_verify_chain",
-            crate::openssl::X509VerifyChain,
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_seal_16",
-            crate::aws_lc_rs::Aead::aes128gcm_seal(16),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_seal_64",
-            crate::aws_lc_rs::Aead::aes128gcm_seal(64),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_seal_256",
-            crate::aws_lc_rs::Aead::aes128gcm_seal(256),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_seal_1024",
-            crate::aws_lc_rs::Aead::aes128gcm_seal(1024),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_seal_8192",
-            crate::aws_lc_rs::Aead::aes128gcm_seal(8192),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_seal_16384",
-            crate::aws_lc_rs::Aead::aes128gcm_seal(16384),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_open_16",
-            crate::aws_lc_rs::Aead::aes128gcm_open(16),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_open_64",
-            crate::aws_lc_rs::Aead::aes128gcm_open(64),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_open_256",
-            crate::aws_lc_rs::Aead::aes128gcm_open(256),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_open_1024",
-            crate::aws_lc_rs::Aead::aes128gcm_open(1024),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_open_8192",
-            crate::aws_lc_rs::Aead::aes128gcm_open(8192),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes128gcm_open_16384",
-            crate::aws_lc_rs::Aead::aes128gcm_open(16384),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_seal_16",
-            crate::aws_lc_rs::Aead::aes256gcm_seal(16),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_seal_64",
-            crate::aws_lc_rs::Aead::aes256gcm_seal(64),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_seal_256",
-            crate::aws_lc_rs::Aead::aes256gcm_seal(256),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_seal_1024",
-            crate::aws_lc_rs::Aead::aes256gcm_seal(1024),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_seal_8192",
-            crate::aws_lc_rs::Aead::aes256gcm_seal(8192),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_seal_16384",
-            crate::aws_lc_rs::Aead::aes256gcm_seal(16384),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_open_16",
-            crate::aws_lc_rs::Aead::aes256gcm_open(16),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_open_64",
-            crate::aws_lc_rs::Aead::aes256gcm_open(64),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_open_256",
-            crate::aws_lc_rs::Aead::aes256gcm_open(256),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_open_1024",
-            crate::aws_lc_rs::Aead::aes256gcm_open(1024),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_open_8192",
-            crate::aws_lc_rs::Aead::aes256gcm_open(8192),
-        ),
-        Entry::new(
-            "aws_lc_rs::aead_aes256gcm_open_16384",
-            crate::aws_lc_rs::Aead::aes256gcm_open(16384),
-        ),
-    ]
+    entries(benchmarks()).unwrap_or_else(|error| panic!("invalid benchmark list: {error}"))
 }
 
 #[cfg(test)]
@@ -262,24 +152,65 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_well_formed() {
+    fn the_list_is_valid() {
         let entries = all();
-        let mut names: Vec<&str> = entries.iter().map(|entry| entry.name.as_str()).collect();
-        for name in &names {
-            let (library, path) = name.split_once("::").expect("library::path");
-            for part in [library, path] {
-                assert!(
-                    !part.is_empty()
-                        && part
-                            .bytes()
-                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
-                    "{name}"
-                );
+        assert_eq!(entries.len(), 69);
+        for entry in &entries {
+            let record = entry.name.contains("::record_");
+            let expected = record.then_some(1 << 20);
+            if !entry.name.starts_with("aws_lc_rs::") {
+                assert_eq!(entry.harness.bytes_per_run(), expected, "{}", entry.name);
+            } else {
+                assert_eq!(entry.harness.bytes_per_run(), Some(16384), "{}", entry.name);
             }
         }
-        names.sort_unstable();
-        let before = names.len();
-        names.dedup();
-        assert_eq!(before, names.len(), "a name is listed twice");
+    }
+
+    #[test]
+    fn invalid_lists_are_refused_with_the_name() {
+        let first = benchmarks().next().expect("a benchmark");
+        let twice = [first; 2];
+        let error = entries(twice).expect_err("twice");
+        assert!(
+            error.contains("calibration::spin_1m is listed twice"),
+            "{error}"
+        );
+
+        let chacha13 = Benchmark {
+            library: Library::S2nTls,
+            path: Path::Record(Record {
+                cipher: Cipher::ChaCha20Poly1305,
+                version: TlsVersion::Tls13,
+                write_size: 1024,
+            }),
+        };
+        let error = entries([chacha13]).expect_err("s2n-tls cannot");
+        assert!(
+            error.starts_with("s2n_tls::record_chacha20poly1305_1k: "),
+            "{error}"
+        );
+        for (library, path) in [
+            (Library::S2nTls, Path::X509Verify),
+            (Library::AwsLcRs, Path::ConfigBuild),
+            (
+                Library::Rustls,
+                Path::Aead(Aead {
+                    cipher: Cipher::Aes128Gcm,
+                    direction: Direction::Seal,
+                    message_len: 16,
+                }),
+            ),
+            (Library::Calibration, Path::X509Parse),
+        ] {
+            assert!(
+                entries([Benchmark { library, path }]).is_err(),
+                "{library:?}"
+            );
+        }
+        let bad_name = Benchmark {
+            library: Library::Calibration,
+            path: spin("Two Million", 2_000_000),
+        };
+        assert!(entries([bad_name]).is_err());
     }
 }

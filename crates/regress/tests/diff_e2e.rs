@@ -180,18 +180,17 @@ fn project_with_calibration_change() -> (tempfile::TempDir, PathBuf) {
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "base"]);
 
-    // The list of harnesses is `harnesses::registry::all()`, which the
-    // measured program, the tests and the benchmarks all read.
+    // The list of harnesses is the registry's data, which the measured
+    // program, the perf tests and the benchmarks all read.
     let perf = repo.join("harnesses/src/registry.rs");
     let source = std::fs::read_to_string(&perf).expect("registry.rs");
-    let before = "iterations: 2_000_000,\n            },\n        ),\n";
+    let before = "spin(\"2m\", 2_000_000)";
     assert!(
         source.contains(before),
         "the registry no longer declares spin_2m as {before:?}; update this test"
     );
     // Also a harness that only head has: reported as added, not an error.
-    let after = "iterations: 2_100_000,\n            },\n        ),\n        \
-                 Entry::new(\"calibration::spin_1k\", crate::calibration::Spin { iterations: 1_000 }),\n";
+    let after = "spin(\"2m\", 2_100_000), spin(\"1k\", 1_000)";
     std::fs::write(&perf, source.replace(before, after)).expect("write registry.rs");
     git(
         &repo,

@@ -4,12 +4,12 @@
 //! They are declared here rather than taken from `openssl-sys` because
 //! `openssl-sys` 0.9 lacks them (`SSL_get_peer_signature_type_nid`,
 //! `SSL_get_signature_type_nid`, `SSL_group_to_name`, `SSL_SESSION_set_time`,
-//! `SSL_SESSION_has_ticket`, `RAND_set_rand_method`, `RAND_get_rand_method`), or because they are C
+//! `SSL_SESSION_has_ticket`), or because they are C
 //! macros over `SSL_ctrl` in OpenSSL's headers (`SSL_get_negotiated_group`,
 //! `SSL_get_peer_signature_nid`, `SSL_get_signature_nid`). Every function here
 //! exists in OpenSSL 3.0's `libssl.so.3` / `libcrypto.so.3`, which
-//! `openssl-sys` links; the signatures are copied from 3.0's `ssl.h`, `tls1.h`
-//! and `rand.h`.
+//! `openssl-sys` links; the signatures are copied from 3.0's `ssl.h` and
+//! `tls1.h`. (The RNG's two declarations live with the RNG, in `rng.rs`.)
 
 use std::ffi::{c_char, c_int, c_long, c_void, CStr};
 
@@ -17,8 +17,6 @@ use foreign_types::ForeignTypeRef;
 use openssl::nid::Nid;
 use openssl::ssl::{SslRef, SslSessionRef};
 use openssl_sys::{SSL, SSL_SESSION};
-
-use super::rng::RandMethod;
 
 /// `SSL_CTRL_GET_PEER_SIGNATURE_NID` (ssl.h): the digest of the peer's
 /// handshake signature.
@@ -38,8 +36,6 @@ extern "C" {
     fn SSL_group_to_name(s: *mut SSL, id: c_int) -> *const c_char;
     fn SSL_SESSION_set_time(s: *mut SSL_SESSION, t: c_long) -> c_long;
     fn SSL_SESSION_has_ticket(s: *const SSL_SESSION) -> c_int;
-    pub(super) fn RAND_set_rand_method(meth: *const RandMethod) -> c_int;
-    pub(super) fn RAND_get_rand_method() -> *const RandMethod;
 }
 
 /// The signature algorithm (key type) of the handshake signature this side

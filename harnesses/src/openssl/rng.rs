@@ -40,7 +40,11 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use regress_measure::HarnessError;
 
-use super::ffi;
+extern "C" {
+    // From OpenSSL 3.0's `rand.h`; `openssl-sys` 0.9 does not declare them.
+    fn RAND_set_rand_method(meth: *const RandMethod) -> c_int;
+    fn RAND_get_rand_method() -> *const RandMethod;
+}
 
 /// Where the stream starts ("REGRESS!" in ASCII). Any constant works.
 pub const SEED: u64 = 0x5245_4752_4553_5321;
@@ -156,7 +160,7 @@ unsafe extern "C" fn always_ready() -> c_int {
 /// Makes [`METHOD`] OpenSSL's random method, once per process.
 ///
 /// Call it before anything in the process draws randomness from OpenSSL
-/// ([`super::init`] does, first thing in every harness's `setup`). Fails if
+/// ([`super::system::init`] does, first thing in every harness's `setup`). Fails if
 /// OpenSSL refuses the method or reports another one afterwards.
 pub fn install() -> Result<(), HarnessError> {
     static INSTALLED: OnceLock<Result<(), &'static str>> = OnceLock::new();
@@ -164,12 +168,12 @@ pub fn install() -> Result<(), HarnessError> {
         // SAFETY: `METHOD` is a `static` with the C layout of `RAND_METHOD`
         // and callbacks of the right signatures; OpenSSL only reads it and
         // keeps the pointer, which stays valid for the whole process.
-        let set = unsafe { ffi::RAND_set_rand_method(&METHOD) };
+        let set = unsafe { RAND_set_rand_method(&METHOD) };
         if set != 1 {
             return Err("RAND_set_rand_method refused the deterministic method");
         }
         // SAFETY: a plain getter; the result is only compared.
-        let current = unsafe { ffi::RAND_get_rand_method() };
+        let current = unsafe { RAND_get_rand_method() };
         if !std::ptr::eq(current, &METHOD) {
             return Err("OpenSSL does not report the deterministic RAND method as current");
         }
@@ -206,7 +210,7 @@ mod tests {
     /// stream once it is installed.
     #[test]
     fn openssl_draws_from_the_stream() {
-        super::super::init().expect("init");
+        super::super::system::init().expect("init");
         let before = DRAWS.with(|d| d.get());
         let mut public = [0u8; 32];
         openssl::rand::rand_bytes(&mut public).expect("RAND_bytes");

@@ -7,19 +7,21 @@ use openssl::x509::verify::X509VerifyParam;
 use openssl::x509::{X509PurposeId, X509StoreContext, X509VerifyResult, X509};
 use regress_measure::{Harness, HarnessError};
 
-use super::{ensure, init, runtime_libraries, Context, FIXED_VERIFY_TIME};
-use crate::certs::{CA_PEM, LEAF_CHAIN_PEM, SERVER_NAME};
+use super::context::FIXED_VERIFY_TIME;
+use super::system::{init, runtime_libraries};
+use crate::common::error::{ensure, Context as _};
+use crate::common::pki::{Pki, SERVER_NAME};
 
 /// The DER of the RSA-4096 leaf (the first certificate of its chain) and of
-/// the RSA CA, in fresh heap buffers (see [`super::ConfigBuild`] on why
-/// inputs live on the heap).
+/// the RSA CA, in fresh heap buffers (see `PemCopies` in
+/// `crate::common::pki` on why inputs live on the heap).
 fn rsa_leaf_and_ca_der() -> Result<(Vec<u8>, Vec<u8>), HarnessError> {
-    let leaf = X509::stack_from_pem(LEAF_CHAIN_PEM)
+    let leaf = X509::stack_from_pem(Pki::Rsa4096.server_chain_pem())
         .context("parsing the leaf chain")?
         .into_iter()
         .next()
         .ok_or("the leaf chain is empty")?;
-    let ca = X509::from_pem(CA_PEM).context("parsing the CA")?;
+    let ca = X509::from_pem(Pki::Rsa4096.ca_pem()).context("parsing the CA")?;
     Ok((
         leaf.to_der().context("encoding the leaf")?,
         ca.to_der().context("encoding the CA")?,
@@ -220,7 +222,7 @@ impl Harness for X509VerifyChain {
     }
 
     fn setup(&self) -> Result<VerifySetup, HarnessError> {
-        Self::setup_with(CA_PEM, FIXED_VERIFY_TIME, SERVER_NAME)
+        Self::setup_with(Pki::Rsa4096.ca_pem(), FIXED_VERIFY_TIME, SERVER_NAME)
     }
 
     fn prepare(&self, setup: &VerifySetup) -> Result<VerifyInput, HarnessError> {
@@ -264,18 +266,6 @@ impl Harness for X509VerifyChain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::certs::ECDSA_CA_PEM;
-    use regress_measure::harness::run_natively;
-
-    #[test]
-    fn x509_parse_chain_runs_natively() {
-        run_natively(&X509ParseChain).expect("X509ParseChain");
-    }
-
-    #[test]
-    fn x509_verify_chain_runs_natively() {
-        run_natively(&X509VerifyChain).expect("X509VerifyChain");
-    }
 
     fn verify_with(setup: &VerifySetup) -> VerifyOutcome {
         let harness = X509VerifyChain;
@@ -285,8 +275,9 @@ mod tests {
 
     #[test]
     fn verification_fails_with_the_wrong_ca() {
-        let setup = X509VerifyChain::setup_with(ECDSA_CA_PEM, FIXED_VERIFY_TIME, SERVER_NAME)
-            .expect("setup");
+        let setup =
+            X509VerifyChain::setup_with(Pki::EcdsaP256.ca_pem(), FIXED_VERIFY_TIME, SERVER_NAME)
+                .expect("setup");
         let outcome = verify_with(&setup);
         assert!(!outcome.verified);
         assert_eq!(
@@ -300,7 +291,8 @@ mod tests {
     #[test]
     fn verification_uses_the_fixed_time() {
         let year_2200: libc::time_t = 7_258_118_400;
-        let setup = X509VerifyChain::setup_with(CA_PEM, year_2200, SERVER_NAME).expect("setup");
+        let setup = X509VerifyChain::setup_with(Pki::Rsa4096.ca_pem(), year_2200, SERVER_NAME)
+            .expect("setup");
         let outcome = verify_with(&setup);
         assert!(!outcome.verified);
         assert_eq!(
@@ -312,7 +304,8 @@ mod tests {
     #[test]
     fn verification_checks_the_host() {
         let setup =
-            X509VerifyChain::setup_with(CA_PEM, FIXED_VERIFY_TIME, "example.com").expect("setup");
+            X509VerifyChain::setup_with(Pki::Rsa4096.ca_pem(), FIXED_VERIFY_TIME, "example.com")
+                .expect("setup");
         let outcome = verify_with(&setup);
         assert!(!outcome.verified);
         assert_eq!(

@@ -11,9 +11,10 @@ use ::rustls::pki_types::{CertificateDer, ServerName, TrustAnchor, UnixTime};
 use regress_measure::{Harness, HarnessError};
 use webpki::EndEntityCert;
 
-use super::clock::fixed_now;
-use super::{ensure, parse_chain, trust_only, Context as _, PemSet, Pins, RSA4096};
-use crate::certs;
+use super::config::{fixed_now, parse_chain, trust_only, Pinned};
+use crate::common::error::{ensure, Context as _};
+use crate::common::pki::{PemCopies, Pki, SERVER_NAME};
+use crate::paths::Handshake;
 
 /// The RSA-4096 leaf and CA certificates in DER, decoded from the embedded
 /// PEM once per process, into heap buffers that live as long as the process
@@ -31,7 +32,7 @@ fn rsa_chain_der() -> Result<&'static ChainDer, HarnessError> {
     if let Some(der) = RSA_CHAIN_DER.get() {
         return Ok(der);
     }
-    let pem = PemSet::copy(&RSA4096);
+    let pem = PemCopies::of(Pki::Rsa4096);
     let leaf = parse_chain(&pem.server_chain)?
         .into_iter()
         .next()
@@ -86,7 +87,7 @@ pub struct ParsedChain {
 #[derive(Debug)]
 pub struct ParseSetup {
     der: &'static ChainDer,
-    pins: Pins,
+    pinned: Pinned,
     server_name: ServerName<'static>,
 }
 
@@ -98,8 +99,8 @@ impl Harness for X509ParseChain {
     fn setup(&self) -> Result<ParseSetup, HarnessError> {
         Ok(ParseSetup {
             der: rsa_chain_der()?,
-            pins: Pins::tls13(&RSA4096),
-            server_name: ServerName::try_from(certs::SERVER_NAME).context("the server name")?,
+            pinned: Pinned::new(&Handshake::RSA4096.profile().pins),
+            server_name: ServerName::try_from(SERVER_NAME).context("the server name")?,
         })
     }
 
@@ -146,7 +147,7 @@ fn check_parsed(
     anchor: &TrustAnchor<'_>,
 ) -> Result<(), HarnessError> {
     leaf.verify_for_usage(
-        setup.pins.provider().signature_verification_algorithms.all,
+        setup.pinned.provider.signature_verification_algorithms.all,
         std::slice::from_ref(anchor),
         &[],
         fixed_now(),
@@ -195,17 +196,17 @@ pub struct VerifySetup {
 
 impl VerifySetup {
     fn new(ca_pem: &[u8]) -> Result<VerifySetup, HarnessError> {
-        let pins = Pins::tls13(&RSA4096);
+        let pinned = Pinned::new(&Handshake::RSA4096.profile().pins);
         let verifier = WebPkiServerVerifier::builder_with_provider(
             trust_only(ca_pem)?,
-            pins.provider().clone(),
+            pinned.provider.clone(),
         )
         .build()
         .context("building the verifier")?;
         Ok(VerifySetup {
             verifier,
             leaf: rsa_chain_der()?.leaf.clone(),
-            server_name: ServerName::try_from(certs::SERVER_NAME).context("the server name")?,
+            server_name: ServerName::try_from(SERVER_NAME).context("the server name")?,
             now: fixed_now(),
         })
     }
@@ -222,7 +223,7 @@ impl Harness for X509VerifyChain {
     type Output = ServerCertVerified;
 
     fn setup(&self) -> Result<VerifySetup, HarnessError> {
-        VerifySetup::new(&PemSet::copy(&RSA4096).ca)
+        VerifySetup::new(&PemCopies::of(Pki::Rsa4096).ca)
     }
 
     fn prepare(&self, _: &VerifySetup) -> Result<(), HarnessError> {
@@ -241,23 +242,11 @@ impl Harness for X509VerifyChain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rustls::ECDSA_P256;
-    use regress_measure::harness::run_natively;
     use std::time::Duration;
 
     #[test]
-    fn x509_parse_chain_runs_natively() {
-        run_natively(&X509ParseChain).expect("X509ParseChain");
-    }
-
-    #[test]
-    fn x509_verify_chain_runs_natively() {
-        run_natively(&X509VerifyChain).expect("X509VerifyChain");
-    }
-
-    #[test]
     fn verification_fails_with_the_wrong_ca() {
-        let setup = VerifySetup::new(ECDSA_P256.ca_pem).expect("setup");
+        let setup = VerifySetup::new(Pki::EcdsaP256.ca_pem()).expect("setup");
         let error = X509VerifyChain
             .run(&setup, ())
             .expect_err("the ECDSA CA did not issue the RSA leaf");

@@ -1,124 +1,95 @@
-//! An in-memory transport joining an s2n-tls client and server.
+//! s2n-tls over the shared in-memory transport.
 //!
-//! Each direction is a [`Pipe`]: a byte vector the sender appends to and the
-//! receiver reads from, wired to s2n-tls through its send/receive callbacks.
-//! No sockets, addresses or clocks are involved, so the transport adds the
-//! same few instructions to every run; and its only cost inside a counted run
-//! is a `memcpy` per callback, since the buffers are allocated (and, for bulk
-//! data, reserved) before the count starts.
+//! s2n-tls does its IO through a send and a receive callback per
+//! connection, each with a context pointer. Both of a side's callbacks get
+//! that side's [`Endpoint`] (`crate::common::transport`), and do nothing
+//! but call it and translate the result into the C convention: a byte
+//! count, or -1 with `errno` set. The pipes are allocated when the pair is
+//! made (`prepare`), so inside a counted run the transport costs a callback,
+//! a `RefCell` borrow and one `memcpy` per call.
 
-use std::cell::RefCell;
+use std::io;
 use std::rc::Rc;
 use std::task::Poll;
 
 use libc::{c_int, c_void};
 use regress_measure::HarnessError;
-use s2n_tls::connection::Connection;
+use s2n_tls::connection::{Builder as _, Connection};
+use s2n_tls::enums::{Blinding, Mode};
 
-use super::Context as _;
+use super::config::Configs;
+use crate::common::error::Context as _;
+use crate::common::pki::SERVER_NAME;
+use crate::common::transport::{self, Endpoint, MAX_HANDSHAKE_ROUNDS};
 
-/// Upper bound on `poll_negotiate` rounds: a TLS 1.3 handshake needs a handful,
-/// so running out means the two sides stopped making progress.
-const MAX_HANDSHAKE_ROUNDS: usize = 64;
-
-/// One direction of the transport.
+/// A client and a server connection joined in memory.
 ///
-/// A `Vec` plus a read offset rather than a ring buffer: writes append, reads
-/// copy from the front, and once the reader has caught up the vector is
-/// cleared so its capacity is reused from the start. Every read is one
-/// contiguous copy.
-#[derive(Debug, Default)]
-pub struct Pipe {
-    data: Vec<u8>,
-    read: usize,
-}
-
-impl Pipe {
-    /// A pipe that can hold `capacity` unread bytes without reallocating.
-    pub fn with_capacity(capacity: usize) -> Pipe {
-        Pipe {
-            data: Vec::with_capacity(capacity),
-            read: 0,
-        }
-    }
-
-    /// Bytes written and not yet read.
-    pub fn len(&self) -> usize {
-        self.data.len() - self.read
-    }
-
-    /// Whether every written byte has been read.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Appends `bytes`.
-    pub fn write(&mut self, bytes: &[u8]) {
-        self.data.extend_from_slice(bytes);
-    }
-
-    /// Moves up to `out.len()` unread bytes into `out`; returns how many.
-    pub fn read(&mut self, out: &mut [u8]) -> usize {
-        let unread = &self.data[self.read..];
-        let n = unread.len().min(out.len());
-        out[..n].copy_from_slice(&unread[..n]);
-        self.read += n;
-        if self.read == self.data.len() {
-            self.data.clear();
-            self.read = 0;
-        }
-        n
-    }
-}
-
-/// The shared handle s2n-tls's callbacks receive as their context pointer.
-type SharedPipe = Rc<RefCell<Pipe>>;
-
-/// A client and a server connection joined by two [`Pipe`]s.
-///
-/// The connections hold raw pointers to the pipes (their callback contexts).
-/// The pipes are reference counted and owned here, and the connections are
-/// declared first so they are dropped first: a connection never outlives the
-/// pipes it points to.
+/// The connections hold raw pointers to the endpoints (their callback
+/// contexts). The endpoints are reference counted and owned here, and the
+/// connections are declared first so they are dropped first: a connection
+/// never outlives the endpoint it points to.
 pub struct Pair {
     /// The client side.
     pub client: Connection,
     /// The server side.
     pub server: Connection,
-    client_to_server: SharedPipe,
-    server_to_client: SharedPipe,
+    client_end: Rc<Endpoint>,
+    server_end: Rc<Endpoint>,
 }
 
 impl std::fmt::Debug for Pair {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pair")
-            .field("client_to_server", &self.client_to_server.borrow().len())
-            .field("server_to_client", &self.server_to_client.borrow().len())
+            .field("in_flight", &self.in_flight())
             .finish_non_exhaustive()
     }
 }
 
 impl Pair {
-    /// Joins `client` and `server`. `client_to_server_capacity` is reserved
-    /// for the client's outgoing bytes, so a bulk-data run never grows the
-    /// pipe while it is being counted.
-    pub fn connect(
-        mut client: Connection,
-        mut server: Connection,
-        client_to_server_capacity: usize,
+    /// A fresh client and server on `configs`, joined, nothing sent yet.
+    /// The client sends SNI `localhost` and, with `session`, offers that
+    /// session. Both use self-service blinding: with s2n-tls's built-in
+    /// blinding a failed handshake sleeps 10-30 s inside the failing call;
+    /// self-service leaves the delay to the caller, changes nothing on a
+    /// successful path, and makes the negative tests fast.
+    pub fn new(configs: &Configs, session: Option<&[u8]>) -> Result<Pair, HarnessError> {
+        Pair::with_configs(&configs.client, &configs.server, session)
+    }
+
+    /// [`Pair::new`] with any two configs (negative tests mix them).
+    pub fn with_configs(
+        client_config: &s2n_tls::config::Config,
+        server_config: &s2n_tls::config::Config,
+        session: Option<&[u8]>,
     ) -> Result<Pair, HarnessError> {
-        let client_to_server =
-            Rc::new(RefCell::new(Pipe::with_capacity(client_to_server_capacity)));
-        // Handshake flights from the server (certificate chain included) are
-        // a few KiB; reserve enough that they never reallocate either.
-        let server_to_client = Rc::new(RefCell::new(Pipe::with_capacity(64 * 1024)));
-        wire(&mut client, &client_to_server, &server_to_client).context("wiring the client")?;
-        wire(&mut server, &server_to_client, &client_to_server).context("wiring the server")?;
+        let mut client = client_config
+            .build_connection(Mode::Client)
+            .context("creating the client connection")?;
+        client
+            .set_blinding(Blinding::SelfService)
+            .context("setting client blinding")?
+            .set_server_name(SERVER_NAME)
+            .context("setting the server name")?;
+        if let Some(session) = session {
+            client
+                .set_session_ticket(session)
+                .context("setting the client's session")?;
+        }
+        let mut server = server_config
+            .build_connection(Mode::Server)
+            .context("creating the server connection")?;
+        server
+            .set_blinding(Blinding::SelfService)
+            .context("setting server blinding")?;
+        let (client_end, server_end) = transport::connected();
+        let (client_end, server_end) = (Rc::new(client_end), Rc::new(server_end));
+        wire(&mut client, &client_end).context("wiring the client")?;
+        wire(&mut server, &server_end).context("wiring the server")?;
         Ok(Pair {
             client,
             server,
-            client_to_server,
-            server_to_client,
+            client_end,
+            server_end,
         })
     }
 
@@ -126,8 +97,7 @@ impl Pair {
     /// complete.
     ///
     /// Each round calls `poll_negotiate` once on each side; a side that has
-    /// finished answers `Ready` again at once. The loop is bounded so a stuck
-    /// handshake is an error, not a hang.
+    /// finished answers `Ready` again at once.
     pub fn handshake(&mut self) -> Result<(), HarnessError> {
         for _ in 0..MAX_HANDSHAKE_ROUNDS {
             let client_done = match self.client.poll_negotiate() {
@@ -152,78 +122,87 @@ impl Pair {
 
     /// Unread bytes in each direction: `(client to server, server to client)`.
     pub fn in_flight(&self) -> (usize, usize) {
-        (
-            self.client_to_server.borrow().len(),
-            self.server_to_client.borrow().len(),
-        )
+        self.client_end.in_flight()
+    }
+
+    /// The records the client sent that the server has not read.
+    pub fn client_records(&self) -> Option<Vec<usize>> {
+        self.client_end.outgoing_records()
+    }
+
+    /// Discards what the client sent that the server has not read.
+    pub fn discard_client_records(&self) {
+        self.server_end.discard_incoming();
     }
 }
 
-/// Points `connection`'s send callback at `send` and its receive callback at
-/// `recv`.
-fn wire(
-    connection: &mut Connection,
-    send: &SharedPipe,
-    recv: &SharedPipe,
-) -> Result<(), s2n_tls::error::Error> {
+/// Points both of `connection`'s callbacks at `endpoint`.
+fn wire(connection: &mut Connection, endpoint: &Rc<Endpoint>) -> Result<(), s2n_tls::error::Error> {
     connection
         .set_send_callback(Some(send_cb))?
         .set_receive_callback(Some(recv_cb))?;
-    // SAFETY: the contexts point into `Rc` allocations that `Pair` keeps
-    // alive, and `Pair` drops its connections before its pipes, so the
-    // pointers are valid whenever s2n-tls can call the callbacks. The
-    // callbacks only take shared references and mutate through the `RefCell`.
+    let context = Rc::as_ptr(endpoint) as *mut c_void;
+    // SAFETY: the context points into an `Rc` allocation that `Pair` keeps
+    // alive, and `Pair` drops its connections before its endpoints, so the
+    // pointer is valid whenever s2n-tls can call the callbacks. They only
+    // take shared references; the endpoint's pipes are `RefCell`s.
     unsafe {
         connection
-            .set_send_context(Rc::as_ptr(send) as *mut c_void)?
-            .set_receive_context(Rc::as_ptr(recv) as *mut c_void)?;
+            .set_send_context(context)?
+            .set_receive_context(context)?;
     }
     Ok(())
 }
 
-/// s2n-tls send callback: appends the bytes to the pipe; never blocks.
-///
-/// # Safety
-///
-/// `context` must point to a live `RefCell<Pipe>` and `data` to `len`
-/// readable bytes; s2n-tls guarantees the latter, [`wire`] the former.
-unsafe extern "C" fn send_cb(context: *mut c_void, data: *const u8, len: u32) -> c_int {
-    let pipe = &*(context as *const RefCell<Pipe>);
-    // A callback cannot return more than `c_int::MAX`; accept at most that.
-    let len = (len as usize).min(c_int::MAX as usize);
-    let Ok(mut pipe) = pipe.try_borrow_mut() else {
-        // Re-entered from inside another callback: impossible with s2n-tls's
-        // single-threaded IO, but fail the IO rather than panic across FFI.
-        errno::set_errno(errno::Errno(libc::EIO));
-        return -1;
-    };
-    pipe.write(std::slice::from_raw_parts(data, len));
-    len as c_int
+/// The callbacks' answer: a byte count, or -1 with `errno` set, where "would
+/// block" becomes `EWOULDBLOCK` (s2n-tls's "blocked", `Poll::Pending`) and
+/// every other error `EIO`.
+#[inline(always)]
+fn answer(result: io::Result<usize>) -> c_int {
+    match result {
+        // A callback cannot return more than `c_int::MAX`; the lengths
+        // passed in are capped below, so neither can the result.
+        Ok(n) => n as c_int,
+        Err(error) => failed(&error),
+    }
 }
 
-/// s2n-tls receive callback: moves available bytes out of the pipe.
-///
-/// An empty pipe must not return 0, which s2n-tls reads as the peer closing
-/// the connection: it returns -1 with `errno` set to `EWOULDBLOCK`, which
-/// s2n-tls turns into "blocked on read", and `poll_*` into `Pending`.
+#[cold]
+#[inline(never)]
+fn failed(error: &io::Error) -> c_int {
+    let code = if error.kind() == io::ErrorKind::WouldBlock {
+        libc::EWOULDBLOCK
+    } else {
+        libc::EIO
+    };
+    errno::set_errno(errno::Errno(code));
+    -1
+}
+
+/// s2n-tls send callback: [`Endpoint::send`]; never blocks.
 ///
 /// # Safety
 ///
-/// `context` must point to a live `RefCell<Pipe>` and `data` to `len`
-/// writable bytes; s2n-tls guarantees the latter, [`wire`] the former.
-unsafe extern "C" fn recv_cb(context: *mut c_void, data: *mut u8, len: u32) -> c_int {
-    let pipe = &*(context as *const RefCell<Pipe>);
+/// `context` must point to a live `Endpoint` and `data` to `len` readable
+/// bytes; s2n-tls guarantees the latter, [`wire`] the former.
+unsafe extern "C" fn send_cb(context: *mut c_void, data: *const u8, len: u32) -> c_int {
+    let endpoint = &*(context as *const Endpoint);
     let len = (len as usize).min(c_int::MAX as usize);
-    let Ok(mut pipe) = pipe.try_borrow_mut() else {
-        errno::set_errno(errno::Errno(libc::EIO));
-        return -1;
-    };
-    let n = pipe.read(std::slice::from_raw_parts_mut(data, len));
-    if n == 0 {
-        errno::set_errno(errno::Errno(libc::EWOULDBLOCK));
-        return -1;
-    }
-    n as c_int
+    answer(endpoint.send(std::slice::from_raw_parts(data, len)))
+}
+
+/// s2n-tls receive callback: [`Endpoint::receive`]. An empty pipe must not
+/// return 0, which s2n-tls reads as the peer closing the connection: it
+/// would block.
+///
+/// # Safety
+///
+/// `context` must point to a live `Endpoint` and `data` to `len` writable
+/// bytes; s2n-tls guarantees the latter, [`wire`] the former.
+unsafe extern "C" fn recv_cb(context: *mut c_void, data: *mut u8, len: u32) -> c_int {
+    let endpoint = &*(context as *const Endpoint);
+    let len = (len as usize).min(c_int::MAX as usize);
+    answer(endpoint.receive(std::slice::from_raw_parts_mut(data, len)))
 }
 
 #[cfg(test)]
@@ -231,46 +210,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pipe_reads_what_was_written_in_order() {
-        let mut pipe = Pipe::with_capacity(8);
-        pipe.write(b"hello");
-        pipe.write(b" world");
-        assert_eq!(pipe.len(), 11);
-        let mut out = [0u8; 4];
-        assert_eq!(pipe.read(&mut out), 4);
-        assert_eq!(&out, b"hell");
-        let mut rest = [0u8; 32];
-        assert_eq!(pipe.read(&mut rest), 7);
-        assert_eq!(&rest[..7], b"o world");
-        assert!(pipe.is_empty());
-        assert_eq!(pipe.read(&mut rest), 0);
-    }
-
-    #[test]
-    fn drained_pipe_reuses_its_capacity() {
-        let mut pipe = Pipe::with_capacity(16);
-        let capacity = pipe.data.capacity();
-        for _ in 0..100 {
-            pipe.write(&[7; 16]);
-            let mut out = [0u8; 16];
-            assert_eq!(pipe.read(&mut out), 16);
-        }
-        assert_eq!(pipe.data.capacity(), capacity);
-    }
-
-    #[test]
     fn empty_pipe_blocks_instead_of_signalling_eof() {
-        let pipe = RefCell::new(Pipe::default());
+        let (client, _server) = transport::connected();
         let mut out = [0u8; 4];
-        // SAFETY: a live pipe and a writable buffer of the stated length.
+        // SAFETY: a live endpoint and a writable buffer of the stated length.
         let n = unsafe {
             recv_cb(
-                &pipe as *const RefCell<Pipe> as *mut c_void,
+                &client as *const Endpoint as *mut c_void,
                 out.as_mut_ptr(),
                 out.len() as u32,
             )
         };
         assert_eq!(n, -1);
         assert_eq!(errno::errno().0, libc::EWOULDBLOCK);
+    }
+
+    #[test]
+    fn a_full_pipe_is_an_io_error() {
+        let (client, _server) = transport::connected();
+        let big = vec![0u8; transport::PIPE_CAPACITY + 1];
+        // SAFETY: a live endpoint and a readable buffer of the stated length.
+        let n = unsafe {
+            send_cb(
+                &client as *const Endpoint as *mut c_void,
+                big.as_ptr(),
+                big.len() as u32,
+            )
+        };
+        assert_eq!(n, -1);
+        assert_eq!(errno::errno().0, libc::EIO);
     }
 }

@@ -1,0 +1,164 @@
+//! The two test PKIs every library's harnesses use, embedded in the binary.
+//!
+//! A PKI is a self-signed CA, a server leaf for `localhost` and a client leaf
+//! (for mTLS), all with keys of one type: RSA-4096 (rsaEncryption) or ECDSA
+//! P-256. The files are compiled in with `include_bytes!` so that a measured
+//! child process reads nothing from disk and cannot fail on a working
+//! directory that differs from `cargo test`'s. `scripts/generate-test-certs.sh`
+//! made them (see `harnesses/certs/README.md`); they are test-only keys,
+//! published on purpose. No harness loads a system trust store: a verifying
+//! side trusts exactly its PKI's CA.
+
+use super::pins::SignatureScheme;
+
+/// The name the server leaves are issued for (their only SAN,
+/// `DNS:localhost`), the name clients send as SNI and verify, and the only
+/// name a verify-host callback accepts.
+pub const SERVER_NAME: &str = "localhost";
+
+/// One of the two test PKIs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pki {
+    /// RSA-4096 CA and leaves.
+    Rsa4096,
+    /// ECDSA P-256 CA and leaves.
+    EcdsaP256,
+}
+
+impl Pki {
+    /// Both PKIs.
+    pub const ALL: [Pki; 2] = [Pki::Rsa4096, Pki::EcdsaP256];
+
+    /// How paths name it: `rsa4096`, `ecdsa_p256`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Pki::Rsa4096 => "rsa4096",
+            Pki::EcdsaP256 => "ecdsa_p256",
+        }
+    }
+
+    /// The one handshake signature scheme the PKI's keys sign with, for the
+    /// server's CertificateVerify (or TLS 1.2 ServerKeyExchange) and an mTLS
+    /// client's CertificateVerify alike.
+    pub const fn signature_scheme(self) -> SignatureScheme {
+        match self {
+            Pki::Rsa4096 => SignatureScheme::RsaPssRsaeSha256,
+            Pki::EcdsaP256 => SignatureScheme::EcdsaSecp256r1Sha256,
+        }
+    }
+
+    /// The self-signed CA certificate (PEM): the only certificate a
+    /// verifying side trusts.
+    pub const fn ca_pem(self) -> &'static [u8] {
+        match self {
+            Pki::Rsa4096 => include_bytes!("../../certs/ca.pem"),
+            Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-ca.pem"),
+        }
+    }
+
+    /// The server's chain (leaf for `localhost`, then the CA), PEM.
+    pub const fn server_chain_pem(self) -> &'static [u8] {
+        match self {
+            Pki::Rsa4096 => include_bytes!("../../certs/leaf.pem"),
+            Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-leaf.pem"),
+        }
+    }
+
+    /// The server leaf's private key (PKCS#8 PEM).
+    pub const fn server_key_pem(self) -> &'static [u8] {
+        match self {
+            Pki::Rsa4096 => include_bytes!("../../certs/leaf.key"),
+            Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-leaf.key"),
+        }
+    }
+
+    /// The mTLS client's chain (leaf, then the CA), PEM. The RSA client leaf
+    /// is CN "regress test client"; both client leaves also name `localhost`.
+    pub const fn client_chain_pem(self) -> &'static [u8] {
+        match self {
+            Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.pem"),
+            Pki::EcdsaP256 => include_bytes!("../../certs/client-ecdsa.pem"),
+        }
+    }
+
+    /// The client leaf's private key (PKCS#8 PEM).
+    pub const fn client_key_pem(self) -> &'static [u8] {
+        match self {
+            Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.key"),
+            Pki::EcdsaP256 => include_bytes!("../../certs/client-ecdsa.key"),
+        }
+    }
+
+    /// The other PKI: a client trusting it must reject this one's server.
+    pub const fn other(self) -> Pki {
+        match self {
+            Pki::Rsa4096 => Pki::EcdsaP256,
+            Pki::EcdsaP256 => Pki::Rsa4096,
+        }
+    }
+}
+
+/// A PKI's PEM files, copied from the binary to the heap.
+///
+/// Libraries parse PEM with copies whose instruction count depends on the
+/// buffers' alignment. The alignment of data embedded in the binary moves
+/// whenever unrelated code changes; a fresh allocation's does not. So every
+/// harness that counts parsing (config builds) parses these copies, made in
+/// `setup`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PemCopies {
+    pub ca: Vec<u8>,
+    pub server_chain: Vec<u8>,
+    pub server_key: Vec<u8>,
+    pub client_chain: Vec<u8>,
+    pub client_key: Vec<u8>,
+}
+
+impl PemCopies {
+    /// Heap copies of `pki`'s files.
+    pub fn of(pki: Pki) -> PemCopies {
+        PemCopies {
+            ca: pki.ca_pem().to_vec(),
+            server_chain: pki.server_chain_pem().to_vec(),
+            server_key: pki.server_key_pem().to_vec(),
+            client_chain: pki.client_chain_pem().to_vec(),
+            client_key: pki.client_key_pem().to_vec(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(pem: &[u8], label: &str) -> usize {
+        let needle = format!("-----BEGIN {label}-----");
+        pem.windows(needle.len())
+            .filter(|w| *w == needle.as_bytes())
+            .count()
+    }
+
+    #[test]
+    fn files_have_the_expected_shape() {
+        for pki in Pki::ALL {
+            assert_eq!(count(pki.ca_pem(), "CERTIFICATE"), 1, "{pki:?}");
+            for chain in [pki.server_chain_pem(), pki.client_chain_pem()] {
+                assert_eq!(count(chain, "CERTIFICATE"), 2, "{pki:?}: leaf then CA");
+                assert!(chain.ends_with(pki.ca_pem()), "{pki:?}: ends with its CA");
+            }
+            for key in [pki.server_key_pem(), pki.client_key_pem()] {
+                assert_eq!(count(key, "PRIVATE KEY"), 1, "{pki:?}");
+            }
+        }
+        assert_ne!(Pki::Rsa4096.ca_pem(), Pki::EcdsaP256.ca_pem());
+        assert_eq!(Pki::Rsa4096.other(), Pki::EcdsaP256);
+        assert_eq!(Pki::EcdsaP256.other(), Pki::Rsa4096);
+    }
+
+    #[test]
+    fn copies_are_equal_to_the_embedded_files() {
+        let copies = PemCopies::of(Pki::EcdsaP256);
+        assert_eq!(copies.ca, Pki::EcdsaP256.ca_pem());
+        assert_eq!(copies.client_key, Pki::EcdsaP256.client_key_pem());
+    }
+}

@@ -1,0 +1,176 @@
+//! What an OpenSSL handshake negotiated, checked against what its path
+//! pins.
+//!
+//! [`negotiated`] maps one side's report to the shared
+//! [`Negotiated`]. OpenSSL reports a
+//! handshake signature as a signature type and a digest, on both sides (the
+//! signer's "own", the verifier's "peer"); together with the key type,
+//! which `check_key` asserts, that pins the scheme: an `rsa_pss_*`
+//! signature by an rsaEncryption key is `rsa_pss_rsae_*`, an ECDSA-SHA256
+//! one by a P-256 key is `ecdsa_secp256r1_sha256`. [`check_handshake`] adds
+//! what only OpenSSL reports: the extended master secret in TLS 1.2, SNI,
+//! both certificate verifications, and that no ticket or session ID was
+//! issued where resumption is off.
+
+use openssl::nid::Nid;
+use openssl::pkey::Id;
+use openssl::ssl::{NameType, SslRef, SslVersion};
+use openssl::x509::{X509Ref, X509VerifyResult};
+use regress_measure::HarnessError;
+
+use super::ffi;
+use super::transport::Pair;
+use crate::common::error::{ensure, Context as _};
+use crate::common::pins::{
+    CipherSuite, Expected, NamedGroup, Negotiated, Seen, SignatureScheme, TlsVersion,
+};
+use crate::common::pki::{Pki, SERVER_NAME};
+use crate::paths::Profile;
+
+/// A handshake signature as OpenSSL reports it (type and digest).
+fn scheme(kind: Option<Nid>, digest: Option<Nid>) -> Seen<SignatureScheme> {
+    match (kind, digest) {
+        (None, None) => Seen::Nothing,
+        (Some(Nid::RSASSAPSS), Some(Nid::SHA256)) => Seen::Is(SignatureScheme::RsaPssRsaeSha256),
+        (Some(Nid::X9_62_ID_ECPUBLICKEY), Some(Nid::SHA256)) => {
+            Seen::Is(SignatureScheme::EcdsaSecp256r1Sha256)
+        }
+        other => Seen::Other(format!("{other:?}")),
+    }
+}
+
+/// What one side reports, in the shared vocabulary; `server` says which
+/// side it is (whose signatures are its own).
+pub fn negotiated(ssl: &SslRef, server: bool) -> Negotiated {
+    let version = match ssl.version2() {
+        Some(SslVersion::TLS1_2) => Seen::Is(TlsVersion::Tls12),
+        Some(SslVersion::TLS1_3) => Seen::Is(TlsVersion::Tls13),
+        None => Seen::Nothing,
+        Some(_) => Seen::Other(ssl.version_str().to_owned()),
+    };
+    let group = ffi::negotiated_group(ssl);
+    let own = scheme(ffi::own_signature_type(ssl), ffi::own_signature_digest(ssl));
+    let peer = scheme(
+        ffi::peer_signature_type(ssl),
+        ffi::peer_signature_digest(ssl),
+    );
+    let (server_signature, client_signature) = if server { (own, peer) } else { (peer, own) };
+    Negotiated {
+        version,
+        suite: ssl.current_cipher().map_or(Seen::Nothing, |cipher| {
+            CipherSuite::from_name(cipher.name())
+        }),
+        group: match group.and_then(|nid| ffi::group_name(ssl, nid)) {
+            Some(name) => NamedGroup::from_name(name),
+            None => group.map_or(Seen::Nothing, |nid| Seen::Other(format!("{nid:?}"))),
+        },
+        resumed: ssl.session_reused(),
+        server_signature,
+        client_signature,
+    }
+}
+
+/// Both sides' reports, named.
+pub fn both_sides(pair: &Pair) -> [(&'static str, Negotiated); 2] {
+    [
+        ("client", negotiated(pair.client.ssl(), false)),
+        ("server", negotiated(pair.server.ssl(), true)),
+    ]
+}
+
+/// Checks that `cert` carries a key of `pki`'s type.
+fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
+    let key = cert
+        .public_key()
+        .context("reading a peer certificate's key")?;
+    match pki {
+        Pki::Rsa4096 => ensure(key.id() == Id::RSA && key.bits() == 4096, || {
+            format!(
+                "peer key is {:?}/{} bits, expected RSA-4096",
+                key.id(),
+                key.bits()
+            )
+        }),
+        Pki::EcdsaP256 => {
+            let curve = key.ec_key().ok().and_then(|ec| ec.group().curve_name());
+            ensure(
+                key.id() == Id::EC && curve == Some(Nid::X9_62_PRIME256V1),
+                || format!("peer key is {:?} on {curve:?}, expected P-256", key.id()),
+            )
+        }
+    }
+}
+
+/// Checks that both sides finished the `expected` handshake, on contexts
+/// built from `profile` (whose PKI and tickets it checks against).
+///
+/// Without tickets, also: nothing is left in the transport (so no ticket or
+/// other message was sent after the handshake), the client's session holds
+/// no ticket, and in TLS 1.2 no session ID (with the server's session cache
+/// off, OpenSSL sends an empty one: nothing to resume statefully either).
+pub fn check_handshake(
+    pair: &Pair,
+    profile: &Profile,
+    expected: &Expected,
+) -> Result<(), HarnessError> {
+    for (side, stream) in [("client", &pair.client), ("server", &pair.server)] {
+        let ssl = stream.ssl();
+        ensure(ssl.is_init_finished(), || {
+            format!("{side}: the handshake is not finished")
+        })?;
+        if expected.pins.version == TlsVersion::Tls12 {
+            ensure(ffi::extended_master_secret(ssl), || {
+                format!("{side}: no extended master secret")
+            })?;
+        }
+    }
+    expected.check(&both_sides(pair))?;
+
+    let client = pair.client.ssl();
+    let server = pair.server.ssl();
+    let servername = server.servername(NameType::HOST_NAME);
+    ensure(servername == Some(SERVER_NAME), || {
+        format!("server saw SNI {servername:?}, expected {SERVER_NAME}")
+    })?;
+    // Certificates: the client verified the server's (kept in the session
+    // when resumed); with mTLS the server verified the client's.
+    let server_cert = client
+        .peer_certificate()
+        .ok_or("the client has no server certificate")?;
+    check_key(profile.pki, &server_cert)?;
+    ensure(client.verify_result() == X509VerifyResult::OK, || {
+        format!("client's verification: {}", client.verify_result())
+    })?;
+    match server.peer_certificate() {
+        Some(client_cert) if expected.client_auth => {
+            check_key(profile.pki, &client_cert)?;
+            ensure(server.verify_result() == X509VerifyResult::OK, || {
+                format!("server's verification: {}", server.verify_result())
+            })?;
+        }
+        None if !expected.client_auth => {}
+        Some(_) => return Err("the server holds a client certificate without mTLS".into()),
+        None => return Err("the server has no client certificate".into()),
+    }
+
+    if profile.tickets {
+        return Ok(());
+    }
+    let in_flight = pair.in_flight();
+    ensure(in_flight == (0, 0), || {
+        format!("bytes left in the transport after the handshake: {in_flight:?}")
+    })?;
+    let session = client.session().ok_or("the client has no session")?;
+    ensure(!ffi::session_has_ticket(session), || {
+        "the client received a session ticket".to_owned()
+    })?;
+    if expected.pins.version == TlsVersion::Tls12 {
+        ensure(session.id().is_empty(), || {
+            format!(
+                "the server issued a session ID of {} bytes",
+                session.id().len()
+            )
+        })?;
+    }
+    Ok(())
+}

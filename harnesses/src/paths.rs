@@ -1,0 +1,509 @@
+//! The paths, as data.
+//!
+//! A benchmark is a library and a path ([`Benchmark`]); a path is a kind and
+//! its parameters ([`Path`]): a handshake is (PKI, client authentication or
+//! not, protocol version, resumption or not), a record path is (cipher,
+//! protocol version, write size), and so on. Everything else follows from
+//! the data: the public name `<library>::<path>` (the test name, the
+//! baseline file, the output names), the [`Pins`] every library must
+//! negotiate on it, and the [`Profile`] each library builds its configs
+//! from. Each library has one harness per kind, parameterised by this data
+//! (`registry.rs` picks it); [`Path::validate`] refuses data that no name
+//! or harness could stand for.
+
+use std::fmt::{self, Write as _};
+
+use crate::common::payload::RECORD_BYTES;
+use crate::common::pins::{Cipher, CipherSuite, Expected, NamedGroup, Pins, TlsVersion};
+use crate::common::pki::Pki;
+
+/// Who is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Library {
+    S2nTls,
+    Rustls,
+    OpenSsl,
+    /// The AEAD floor under the record paths: aws-lc through aws-lc-rs.
+    AwsLcRs,
+    /// The pipeline itself: a loop of known cost.
+    Calibration,
+}
+
+impl Library {
+    /// The first half of a benchmark's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Library::S2nTls => "s2n_tls",
+            Library::Rustls => "rustls",
+            Library::OpenSsl => "openssl",
+            Library::AwsLcRs => "aws_lc_rs",
+            Library::Calibration => "calibration",
+        }
+    }
+}
+
+/// One measured path of a library: a kind and its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// Building the configs of [`Handshake::RSA4096`] from PEM, both sides.
+    ConfigBuild,
+    /// One handshake between a fresh client and server.
+    Handshake(Handshake),
+    /// 1 MiB of application data over an established connection.
+    Record(Record),
+    /// Parsing the RSA-4096 leaf and CA certificates.
+    X509Parse,
+    /// Verifying the RSA-4096 leaf against its CA for `localhost`.
+    X509Verify,
+    /// Raw AEAD calls, without TLS.
+    Aead(Aead),
+    /// The calibration loop: `iterations` iterations of three instructions,
+    /// named `spin_<label>`. The label is given, not derived: the pipeline's
+    /// own end-to-end test changes a spin's iterations under a fixed name to
+    /// prove that a diff finds exactly that change.
+    Spin {
+        label: &'static str,
+        iterations: u64,
+    },
+}
+
+/// The second half of a benchmark's name.
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::ConfigBuild => f.write_str("config_build"),
+            Path::Handshake(handshake) => handshake.fmt(f),
+            Path::Record(record) => record.fmt(f),
+            Path::X509Parse => f.write_str("x509_parse_chain"),
+            Path::X509Verify => f.write_str("x509_verify_chain"),
+            Path::Aead(aead) => aead.fmt(f),
+            Path::Spin { label, .. } => write!(f, "spin_{label}"),
+        }
+    }
+}
+
+impl Path {
+    /// Whether the data names a path: every combination a name and the
+    /// harnesses can stand for.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            Path::Handshake(handshake) => handshake.validate(),
+            Path::Record(record) => record.validate(),
+            Path::Aead(aead) => aead.validate(),
+            Path::Spin { label: "", .. } => Err("a spin needs a label".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A library measured on a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Benchmark {
+    pub library: Library,
+    pub path: Path,
+}
+
+/// The longest name [`Benchmark::name`] allocates room for at once.
+pub const NAME_CAPACITY: usize = 64;
+
+impl Benchmark {
+    /// `<library>::<path>`: the test name, the baseline file's stem (with
+    /// `.` for `::`) and the output names. Baselines are keyed on it.
+    ///
+    /// Written into one allocation of [`NAME_CAPACITY`] bytes, with no
+    /// temporary string: the measured program names every benchmark before
+    /// it measures one, and freed temporaries would leave the allocator in
+    /// a state that moves the cost of allocations inside the counted run.
+    pub fn name(&self) -> String {
+        let mut name = String::with_capacity(NAME_CAPACITY);
+        // Writing to a `String` cannot fail.
+        let _ = write!(name, "{}::{}", self.library.name(), self.path);
+        name
+    }
+}
+
+/// A handshake path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Handshake {
+    /// The certificates (and with them the signature scheme) of both sides.
+    pub pki: Pki,
+    /// The server requires a client certificate of the same PKI (mTLS).
+    pub client_auth: bool,
+    pub version: TlsVersion,
+    /// Resumed from a ticket obtained outside the count; tickets are off
+    /// on every other path.
+    pub resumption: bool,
+}
+
+impl Handshake {
+    /// A full handshake without client authentication.
+    pub const fn full(pki: Pki, version: TlsVersion) -> Handshake {
+        Handshake {
+            pki,
+            client_auth: false,
+            version,
+            resumption: false,
+        }
+    }
+
+    /// `handshake_rsa4096`: also the configs `config_build` builds and the
+    /// handshake before every record path.
+    pub const RSA4096: Handshake = Handshake::full(Pki::Rsa4096, TlsVersion::Tls13);
+
+    /// The handshakes every TLS library is measured on.
+    pub const ALL: [Handshake; 6] = [
+        Handshake::RSA4096,
+        Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13),
+        Handshake {
+            client_auth: true,
+            ..Handshake::RSA4096
+        },
+        Handshake {
+            client_auth: true,
+            ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13)
+        },
+        Handshake::full(Pki::Rsa4096, TlsVersion::Tls12),
+        Handshake {
+            resumption: true,
+            ..Handshake::RSA4096
+        },
+    ];
+
+    /// The suite every TLS 1.3 handshake pins is TLS_AES_128_GCM_SHA256;
+    /// TLS 1.2 handshakes pin its ECDHE-RSA counterpart.
+    pub const fn suite(&self) -> CipherSuite {
+        CipherSuite::new(self.version, Cipher::Aes128Gcm)
+    }
+
+    /// What both sides' configs are built from.
+    pub const fn profile(&self) -> Profile {
+        Profile {
+            pki: self.pki,
+            pins: Pins {
+                version: self.version,
+                suite: self.suite(),
+                group: NamedGroup::Secp256r1,
+                scheme: self.pki.signature_scheme(),
+            },
+            client_auth: self.client_auth,
+            tickets: self.resumption,
+        }
+    }
+
+    /// What the handshake must have negotiated.
+    pub const fn expected(&self) -> Expected {
+        self.profile().expected(self.resumption)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.version == TlsVersion::Tls12 && self.pki != Pki::Rsa4096 {
+            return Err("TLS 1.2 paths pin an ECDHE-RSA suite: RSA-4096 only".into());
+        }
+        if self.resumption
+            && *self
+                != (Handshake {
+                    resumption: true,
+                    ..Handshake::RSA4096
+                })
+        {
+            return Err("session_resumption resumes handshake_rsa4096 and nothing else".into());
+        }
+        Ok(())
+    }
+}
+
+/// `handshake_[tls12_]<pki>`, `mtls_[tls12_]<pki>`, or `session_resumption`
+/// (which `Handshake::validate` keeps unique).
+impl fmt::Display for Handshake {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.resumption {
+            return f.write_str("session_resumption");
+        }
+        let kind = if self.client_auth {
+            "mtls"
+        } else {
+            "handshake"
+        };
+        write!(
+            f,
+            "{kind}_{}{}",
+            version_prefix(self.version),
+            self.pki.label()
+        )
+    }
+}
+
+/// How names mark a TLS 1.2 path: no comparison may line it up with the
+/// TLS 1.3 path of the same name otherwise.
+fn version_prefix(version: TlsVersion) -> &'static str {
+    match version {
+        TlsVersion::Tls12 => "tls12_",
+        TlsVersion::Tls13 => "",
+    }
+}
+
+/// A record path: [`RECORD_BYTES`] from client to server in writes of
+/// `write_size` bytes, each one record, after a [`Handshake::RSA4096`]-like
+/// handshake (outside the count) that pins the record's suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Record {
+    pub cipher: Cipher,
+    pub version: TlsVersion,
+    /// Plaintext bytes per write, and per record: 1 KiB to 16 KiB.
+    pub write_size: usize,
+}
+
+impl Record {
+    /// The largest plaintext of one TLS record.
+    pub const MAX_FRAGMENT: usize = 16 * 1024;
+
+    /// The write sizes every record path is measured with: full-size
+    /// records, where the cipher's per-byte cost dominates, and 1 KiB
+    /// records, where the per-record cost weighs sixteen times more.
+    pub const WRITE_SIZES: [usize; 2] = [16 * 1024, 1024];
+
+    /// The suite both sides pin.
+    pub const fn suite(&self) -> CipherSuite {
+        CipherSuite::new(self.version, self.cipher)
+    }
+
+    /// The handshake's profile, with the record's suite.
+    pub const fn profile(&self) -> Profile {
+        let mut profile = Handshake::full(Pki::Rsa4096, self.version).profile();
+        profile.pins.suite = self.suite();
+        profile
+    }
+
+    /// Records one run sends.
+    pub const fn records(&self) -> usize {
+        RECORD_BYTES.div_ceil(self.write_size)
+    }
+
+    /// Bytes a record adds to its plaintext: the 5-byte header and the
+    /// 16-byte tag of every AEAD here, plus TLS 1.3's inner content type.
+    pub const fn overhead(&self) -> usize {
+        match self.version {
+            TlsVersion::Tls12 => 5 + 16,
+            TlsVersion::Tls13 => 5 + 1 + 16,
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.write_size == 0
+            || self.write_size > Record::MAX_FRAGMENT
+            || !self.write_size.is_multiple_of(1024)
+        {
+            return Err(format!(
+                "write size {} is not a whole number of KiB up to one full record",
+                self.write_size
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `record_[tls12_]<cipher>_<KiB>k`.
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "record_{}{}_{}k",
+            version_prefix(self.version),
+            self.cipher.label(),
+            self.write_size / 1024
+        )
+    }
+}
+
+/// What an [`Aead`] path does to each message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Encrypt and authenticate.
+    Seal,
+    /// Verify and decrypt.
+    Open,
+}
+
+/// An AEAD path: calls on `message_len`-byte messages, repeated over
+/// [`Aead::RUN_BYTES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Aead {
+    pub cipher: Cipher,
+    pub direction: Direction,
+    pub message_len: usize,
+}
+
+impl Aead {
+    /// Plaintext bytes one run processes, whatever the size of one call: a
+    /// run of `message_len`-byte messages makes `RUN_BYTES / message_len`
+    /// calls.
+    ///
+    /// One 16-byte seal is about 900 instructions of aws-lc. Around a single
+    /// call, the harness's own glue (moving the buffer and tag in and out of
+    /// `run`, the measurement loop) was 30-45 instructions, 1-3.4 % of the
+    /// region, too much to call the count aws-lc's. Repeating the call over
+    /// 16 KiB of independent messages spreads that fixed glue over many calls
+    /// and leaves the few instructions of loop per call (under 1 %; `regress
+    /// compare` prints the measured share). Every call is the same call on
+    /// the same bytes, so the count is exactly `operations * per-call cost`
+    /// plus the glue, and instructions per call and per byte are reported.
+    pub const RUN_BYTES: usize = 16384;
+
+    /// The message lengths the paths are measured with: from a tiny message
+    /// to a full TLS record.
+    pub const MESSAGE_LENS: [usize; 6] = [16, 64, 256, 1024, 8192, 16384];
+
+    /// Calls one run makes: as many messages as fit in [`Aead::RUN_BYTES`].
+    pub const fn operations(&self) -> usize {
+        Aead::RUN_BYTES / self.message_len
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.message_len == 0 || !Aead::RUN_BYTES.is_multiple_of(self.message_len) {
+            return Err(format!(
+                "message length {} does not divide a run's {} bytes",
+                self.message_len,
+                Aead::RUN_BYTES
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `aead_<cipher>_<seal|open>_<message_len>`.
+impl fmt::Display for Aead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let direction = match self.direction {
+            Direction::Seal => "seal",
+            Direction::Open => "open",
+        };
+        write!(
+            f,
+            "aead_{}_{direction}_{}",
+            self.cipher.label(),
+            self.message_len
+        )
+    }
+}
+
+/// What a library builds a client and a server config from: derived from a
+/// path, never written by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Profile {
+    /// Whose certificates both sides load and trust.
+    pub pki: Pki,
+    pub pins: Pins,
+    /// The server requires and verifies a client certificate; the client
+    /// presents the PKI's.
+    pub client_auth: bool,
+    /// The server issues exactly one TLS 1.3 ticket per handshake and the
+    /// client keeps it; otherwise tickets and session caches are off.
+    pub tickets: bool,
+}
+
+impl Profile {
+    /// What a handshake of configs built from this profile must show.
+    pub const fn expected(&self, resumed: bool) -> Expected {
+        Expected {
+            pins: self.pins,
+            client_auth: self.client_auth,
+            resumed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_derived_from_the_data() {
+        let names: Vec<String> = Handshake::ALL.iter().map(Handshake::to_string).collect();
+        assert_eq!(
+            names,
+            [
+                "handshake_rsa4096",
+                "handshake_ecdsa_p256",
+                "mtls_rsa4096",
+                "mtls_ecdsa_p256",
+                "handshake_tls12_rsa4096",
+                "session_resumption"
+            ]
+        );
+        let record = Record {
+            cipher: Cipher::ChaCha20Poly1305,
+            version: TlsVersion::Tls12,
+            write_size: 1024,
+        };
+        assert_eq!(record.to_string(), "record_tls12_chacha20poly1305_1k");
+        let aead = Aead {
+            cipher: Cipher::Aes256Gcm,
+            direction: Direction::Open,
+            message_len: 16384,
+        };
+        assert_eq!(aead.to_string(), "aead_aes256gcm_open_16384");
+        let benchmark = Benchmark {
+            library: Library::S2nTls,
+            path: Path::Record(Record {
+                cipher: Cipher::Aes128Gcm,
+                version: TlsVersion::Tls13,
+                write_size: 16384,
+            }),
+        };
+        assert_eq!(benchmark.name(), "s2n_tls::record_aes128gcm_16k");
+    }
+
+    #[test]
+    fn pins_follow_from_the_path() {
+        let tls12 = Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).profile();
+        assert_eq!(tls12.pins.suite, CipherSuite::EcdheRsaAes128GcmSha256);
+        let ecdsa = Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).expected();
+        assert_eq!(ecdsa.pins.suite, CipherSuite::Tls13Aes128GcmSha256);
+        assert_eq!(
+            ecdsa.server_signature(),
+            Some(Pki::EcdsaP256.signature_scheme())
+        );
+        assert_eq!(ecdsa.client_signature(), None);
+        let resumption = Handshake::ALL[5];
+        assert!(resumption.profile().tickets && resumption.expected().resumed);
+        assert_eq!(resumption.expected().server_signature(), None);
+        let record = Record {
+            cipher: Cipher::Aes256Gcm,
+            version: TlsVersion::Tls13,
+            write_size: 1024,
+        };
+        assert_eq!(
+            record.profile().pins.suite,
+            CipherSuite::Tls13Aes256GcmSha384
+        );
+        assert_eq!((record.records(), record.overhead()), (1024, 22));
+    }
+
+    #[test]
+    fn validation_refuses_what_no_name_stands_for() {
+        for handshake in Handshake::ALL {
+            Path::Handshake(handshake).validate().expect("measured");
+        }
+        let ecdsa_tls12 = Handshake::full(Pki::EcdsaP256, TlsVersion::Tls12);
+        assert!(Path::Handshake(ecdsa_tls12).validate().is_err());
+        let mtls_resumption = Handshake {
+            client_auth: true,
+            ..Handshake::ALL[5]
+        };
+        assert!(Path::Handshake(mtls_resumption).validate().is_err());
+        for write_size in [0, 1000, 16 * 1024 + 1024] {
+            let record = Record {
+                cipher: Cipher::Aes128Gcm,
+                version: TlsVersion::Tls13,
+                write_size,
+            };
+            assert!(Path::Record(record).validate().is_err(), "{write_size}");
+        }
+        let aead = Aead {
+            cipher: Cipher::Aes128Gcm,
+            direction: Direction::Seal,
+            message_len: 48,
+        };
+        assert!(Path::Aead(aead).validate().is_err());
+    }
+}

@@ -1,0 +1,409 @@
+//! rustls configs from a path's [`Profile`]: a crypto provider that offers
+//! exactly the pins, a fixed clock, the test PKI, resumption only when the
+//! profile asks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::rustls::client::{ClientSessionStore, Resumption, Tls12Resumption, WebPkiServerVerifier};
+use ::rustls::crypto::aws_lc_rs::{self as provider, cipher_suite, kx_group};
+use ::rustls::crypto::{CryptoProvider, SupportedKxGroup, WebPkiSupportedAlgorithms};
+use ::rustls::pki_types::pem::PemObject;
+use ::rustls::pki_types::{
+    CertificateDer, PrivateKeyDer, ServerName, SignatureVerificationAlgorithm, UnixTime,
+};
+use ::rustls::server::{NoServerSessionStorage, WebPkiClientVerifier};
+use ::rustls::time_provider::TimeProvider;
+use ::rustls::{
+    ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection,
+    SupportedCipherSuite, SupportedProtocolVersion,
+};
+use regress_measure::HarnessError;
+
+use super::rng;
+use super::transport::{Accepting, Pair};
+use super::verify::{NotingClientVerifier, NotingServerVerifier};
+use crate::common::error::{ensure, Context as _};
+use crate::common::pins::{CipherSuite, NamedGroup, Pins, SignatureScheme, TlsVersion};
+use crate::common::pki::{PemCopies, SERVER_NAME};
+use crate::common::time::FIXED_UNIX_SECS;
+use crate::paths::Profile;
+
+/// The fixed time as a [`UnixTime`], for APIs that take one directly.
+pub fn fixed_now() -> UnixTime {
+    UnixTime::since_unix_epoch(Duration::from_secs(FIXED_UNIX_SECS))
+}
+
+/// A [`TimeProvider`] stuck at the fixed time. rustls asks it whenever it
+/// validates a certificate (both sides), issues a session ticket and judges
+/// a ticket's age.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FixedTime;
+
+impl TimeProvider for FixedTime {
+    fn current_time(&self) -> Option<UnixTime> {
+        Some(fixed_now())
+    }
+}
+
+/// rustls's protocol version for a pinned one.
+fn version(version: TlsVersion) -> &'static SupportedProtocolVersion {
+    match version {
+        TlsVersion::Tls12 => &::rustls::version::TLS12,
+        TlsVersion::Tls13 => &::rustls::version::TLS13,
+    }
+}
+
+/// The aws-lc-rs provider's implementation of a pinned suite.
+fn suite(suite: CipherSuite) -> SupportedCipherSuite {
+    match suite {
+        CipherSuite::Tls13Aes128GcmSha256 => cipher_suite::TLS13_AES_128_GCM_SHA256,
+        CipherSuite::Tls13Aes256GcmSha384 => cipher_suite::TLS13_AES_256_GCM_SHA384,
+        CipherSuite::Tls13ChaCha20Poly1305Sha256 => cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        CipherSuite::EcdheRsaAes128GcmSha256 => cipher_suite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        CipherSuite::EcdheRsaAes256GcmSha384 => cipher_suite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+        CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => {
+            cipher_suite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
+        }
+    }
+}
+
+/// The aws-lc-rs provider's implementation of a pinned group.
+fn group(group: NamedGroup) -> &'static dyn SupportedKxGroup {
+    match group {
+        NamedGroup::Secp256r1 => kx_group::SECP256R1,
+        NamedGroup::X25519 => kx_group::X25519,
+    }
+}
+
+/// A provider's scheme mapping: the pinned scheme alone, verified with
+/// webpki's algorithm for it.
+type MappingEntry = (
+    ::rustls::SignatureScheme,
+    &'static [&'static dyn SignatureVerificationAlgorithm],
+);
+type SchemeMapping = &'static [MappingEntry];
+
+fn scheme_mapping(scheme: SignatureScheme) -> SchemeMapping {
+    static RSA_PSS_RSAE_SHA256: [MappingEntry; 1] = [(
+        ::rustls::SignatureScheme::RSA_PSS_SHA256,
+        &[webpki::aws_lc_rs::RSA_PSS_2048_8192_SHA256_LEGACY_KEY],
+    )];
+    static ECDSA_SECP256R1_SHA256: [MappingEntry; 1] = [(
+        ::rustls::SignatureScheme::ECDSA_NISTP256_SHA256,
+        &[webpki::aws_lc_rs::ECDSA_P256_SHA256],
+    )];
+    match scheme {
+        SignatureScheme::RsaPssRsaeSha256 => &RSA_PSS_RSAE_SHA256,
+        SignatureScheme::EcdsaSecp256r1Sha256 => &ECDSA_SECP256R1_SHA256,
+    }
+}
+
+/// Everything rustls pins before building configs: a provider with exactly
+/// one suite, one group and one signature scheme, deterministic randomness
+/// ([`rng::DETERMINISTIC_RANDOM`]), the fixed clock and the version.
+///
+/// rustls offers (client) and requests (server, for client certificates)
+/// only the schemes its verifier supports, and a peer must sign with one it
+/// was offered, so the one mapped scheme is the only one either side can
+/// use. Certificate signatures (sha256WithRSAEncryption, ecdsa-with-SHA256)
+/// are verified with the provider's full default list of algorithms, as
+/// rustls does by default. Built in `setup`; `run` only clones its `Arc`s.
+#[derive(Debug, Clone)]
+pub struct Pinned {
+    pub provider: Arc<CryptoProvider>,
+    time: Arc<dyn TimeProvider>,
+    version: &'static SupportedProtocolVersion,
+}
+
+impl Pinned {
+    /// The provider, clock and version of `pins`.
+    pub fn new(pins: &Pins) -> Pinned {
+        let base = provider::default_provider();
+        Pinned {
+            provider: Arc::new(CryptoProvider {
+                cipher_suites: vec![suite(pins.suite)],
+                kx_groups: vec![group(pins.group)],
+                signature_verification_algorithms: WebPkiSupportedAlgorithms {
+                    all: base.signature_verification_algorithms.all,
+                    mapping: scheme_mapping(pins.scheme),
+                },
+                secure_random: &rng::DETERMINISTIC_RANDOM,
+                key_provider: base.key_provider,
+            }),
+            time: Arc::new(FixedTime),
+            version: version(pins.version),
+        }
+    }
+}
+
+/// Every certificate in `pem`, in order (rustls-pki-types's PEM parser).
+pub fn parse_chain(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, HarnessError> {
+    let chain = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .context("parsing a PEM certificate chain")?;
+    ensure(!chain.is_empty(), || {
+        "no certificate in the PEM chain".into()
+    })?;
+    Ok(chain)
+}
+
+/// The one private key in `pem` (PKCS#8).
+fn parse_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, HarnessError> {
+    PrivateKeyDer::from_pem_slice(pem).context("parsing a PEM private key")
+}
+
+/// A root store holding exactly the CA in `ca_pem`: no system trust store.
+pub fn trust_only(ca_pem: &[u8]) -> Result<Arc<RootCertStore>, HarnessError> {
+    let ca = CertificateDer::from_pem_slice(ca_pem).context("parsing the PEM CA")?;
+    let mut roots = RootCertStore::empty();
+    roots.add(ca).context("adding the CA to the root store")?;
+    Ok(Arc::new(roots))
+}
+
+/// A server config, built from PEM the way an application builds one.
+///
+/// With `client_auth`, the server requires a client certificate and verifies
+/// it against the CA with rustls's `WebPkiClientVerifier`; the returned
+/// verifier notes the client's signature scheme. No session storage and no
+/// session ids; with `tickets`, stateless TLS 1.3 tickets from rustls's
+/// aws-lc-rs `Ticketer`, one per handshake, otherwise none (so TLS 1.2
+/// servers send no session id and no ticket either). Extended master secret
+/// is *required*: rustls negotiates it by default, requiring it turns its
+/// absence into a failed handshake instead of a silent change.
+pub fn server_config(
+    pinned: &Pinned,
+    pem: &PemCopies,
+    client_auth: bool,
+    tickets: bool,
+) -> Result<(ServerConfig, Option<Arc<NotingClientVerifier>>), HarnessError> {
+    let builder = ServerConfig::builder_with_details(pinned.provider.clone(), pinned.time.clone())
+        .with_protocol_versions(&[pinned.version])
+        .context("pinning the server's protocol version")?;
+    let (builder, client_verifier) = if client_auth {
+        let inner = WebPkiClientVerifier::builder_with_provider(
+            trust_only(&pem.ca)?,
+            pinned.provider.clone(),
+        )
+        .build()
+        .context("building the client-certificate verifier")?;
+        let verifier = Arc::new(NotingClientVerifier::new(inner));
+        (
+            builder.with_client_cert_verifier(verifier.clone()),
+            Some(verifier),
+        )
+    } else {
+        (builder.with_no_client_auth(), None)
+    };
+    let mut config = builder
+        .with_single_cert(parse_chain(&pem.server_chain)?, parse_key(&pem.server_key)?)
+        .context("loading the server chain and key")?;
+    config.session_storage = Arc::new(NoServerSessionStorage {});
+    config.require_ems = true;
+    if tickets {
+        config.ticketer = provider::Ticketer::new().context("creating the ticketer")?;
+        config.send_tls13_tickets = 1;
+    } else {
+        config.send_tls13_tickets = 0;
+    }
+    Ok((config, client_verifier))
+}
+
+/// A client config trusting only the CA in `pem`, built from PEM.
+///
+/// With `client_auth`, it presents the client chain. `resumption` is `None`
+/// for no resumption at all (rustls otherwise resumes its second handshake
+/// from the same config: about 2.8 M instead of 76.5 M instructions), or the
+/// store to resume TLS 1.3 sessions from (TLS 1.2 resumption stays off).
+/// Extended master secret is required, as on the server.
+pub fn client_config(
+    pinned: &Pinned,
+    pem: &PemCopies,
+    client_auth: bool,
+    resumption: Option<Arc<dyn ClientSessionStore>>,
+) -> Result<(ClientConfig, Arc<NotingServerVerifier>), HarnessError> {
+    let inner =
+        WebPkiServerVerifier::builder_with_provider(trust_only(&pem.ca)?, pinned.provider.clone())
+            .build()
+            .context("building the server-certificate verifier")?;
+    let verifier = Arc::new(NotingServerVerifier::new(inner));
+    let builder = ClientConfig::builder_with_details(pinned.provider.clone(), pinned.time.clone())
+        .with_protocol_versions(&[pinned.version])
+        .context("pinning the client's protocol version")?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier.clone());
+    let mut config = if client_auth {
+        builder
+            .with_client_auth_cert(parse_chain(&pem.client_chain)?, parse_key(&pem.client_key)?)
+            .context("loading the client chain and key")?
+    } else {
+        builder.with_no_client_auth()
+    };
+    config.resumption = match resumption {
+        None => Resumption::disabled(),
+        Some(store) => Resumption::store(store).tls12_resumption(Tls12Resumption::Disabled),
+    };
+    config.require_ems = true;
+    Ok((config, verifier))
+}
+
+/// A client and a server config built for one path, in `Arc`s shared by
+/// all its connections (as a server does: a fresh config per handshake
+/// would count key parsing and precomputation as part of the handshake),
+/// and what checks compare their handshakes with.
+#[derive(Debug)]
+pub struct Configs {
+    pub client: Arc<ClientConfig>,
+    pub server: Arc<ServerConfig>,
+    pub server_verifier: Arc<NotingServerVerifier>,
+    pub client_verifier: Option<Arc<NotingClientVerifier>>,
+    pub server_name: ServerName<'static>,
+    pub profile: Profile,
+    /// The chains each side must receive.
+    pub server_chain: Vec<CertificateDer<'static>>,
+    pub client_chain: Vec<CertificateDer<'static>>,
+}
+
+impl Configs {
+    /// Both configs of `profile`. `resumption` is the client's session
+    /// store, exactly when the profile has tickets.
+    pub fn build(
+        profile: &Profile,
+        resumption: Option<Arc<dyn ClientSessionStore>>,
+    ) -> Result<Configs, HarnessError> {
+        ensure(profile.tickets == resumption.is_some(), || {
+            "a client session store goes with tickets, and only with them".into()
+        })?;
+        let pinned = Pinned::new(&profile.pins);
+        let pem = PemCopies::of(profile.pki);
+        let (server, client_verifier) =
+            server_config(&pinned, &pem, profile.client_auth, profile.tickets)?;
+        let (client, server_verifier) =
+            client_config(&pinned, &pem, profile.client_auth, resumption)?;
+        Configs::assemble(
+            Arc::new(client),
+            Arc::new(server),
+            server_verifier,
+            client_verifier,
+            profile,
+            &pem,
+        )
+    }
+
+    /// Wraps built configs for sharing and notes the chains each side must
+    /// receive.
+    pub fn assemble(
+        client: Arc<ClientConfig>,
+        server: Arc<ServerConfig>,
+        server_verifier: Arc<NotingServerVerifier>,
+        client_verifier: Option<Arc<NotingClientVerifier>>,
+        profile: &Profile,
+        pem: &PemCopies,
+    ) -> Result<Configs, HarnessError> {
+        Ok(Configs {
+            client,
+            server,
+            server_verifier,
+            client_verifier,
+            server_name: ServerName::try_from(SERVER_NAME)
+                .context("the server name")?
+                .to_owned(),
+            profile: *profile,
+            server_chain: parse_chain(&pem.server_chain)?,
+            client_chain: if profile.client_auth {
+                parse_chain(&pem.client_chain)?
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    /// A fresh server connection and empty pipes, waiting for a client.
+    pub fn accept(&self) -> Result<Accepting, HarnessError> {
+        let server =
+            ServerConnection::new(self.server.clone()).context("creating the server connection")?;
+        Ok(Accepting::new(server))
+    }
+
+    /// Creates the client connection, which picks the session to offer (if
+    /// any), generates its key share and queues the ClientHello, and joins it
+    /// to `accepting`.
+    pub fn connect(&self, accepting: Accepting) -> Result<Pair, HarnessError> {
+        self.connect_with(&self.client, accepting)
+    }
+
+    /// [`Configs::connect`] with another client config (a clone of this
+    /// one's, differing only in its session store, or a negative test's).
+    pub fn connect_with(
+        &self,
+        client: &Arc<ClientConfig>,
+        accepting: Accepting,
+    ) -> Result<Pair, HarnessError> {
+        let client = ClientConnection::new(client.clone(), self.server_name.clone())
+            .context("creating the client connection")?;
+        Ok(accepting.connect(client))
+    }
+
+    /// A complete handshake outside any count (for `prepare`s and `check`s).
+    pub fn handshake(&self) -> Result<Pair, HarnessError> {
+        let mut pair = self.connect(self.accept()?)?;
+        pair.handshake()?;
+        Ok(pair)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::pki::Pki;
+    use crate::paths::Handshake;
+
+    #[test]
+    fn pinned_provider_offers_one_suite_one_group_one_scheme() {
+        for path in Handshake::ALL {
+            let pins = path.profile().pins;
+            let provider = Pinned::new(&pins).provider;
+            let suites: Vec<u16> = provider
+                .cipher_suites
+                .iter()
+                .map(|s| s.suite().into())
+                .collect();
+            assert_eq!(suites, [pins.suite.iana()]);
+            let groups: Vec<u16> = provider.kx_groups.iter().map(|g| g.name().into()).collect();
+            assert_eq!(groups, [pins.group.iana()]);
+            let schemes: Vec<u16> = provider
+                .signature_verification_algorithms
+                .supported_schemes()
+                .into_iter()
+                .map(u16::from)
+                .collect();
+            assert_eq!(schemes, [pins.scheme.iana()]);
+        }
+    }
+
+    #[test]
+    fn pem_files_parse() {
+        for pki in Pki::ALL {
+            let pem = PemCopies::of(pki);
+            assert_eq!(
+                parse_chain(&pem.server_chain).expect("server chain").len(),
+                2
+            );
+            assert_eq!(
+                parse_chain(&pem.client_chain).expect("client chain").len(),
+                2
+            );
+            parse_key(&pem.server_key).expect("server key");
+            parse_key(&pem.client_key).expect("client key");
+            trust_only(&pem.ca).expect("CA");
+        }
+        assert!(parse_chain(b"no PEM here").is_err());
+        assert!(parse_key(b"").is_err());
+    }
+
+    #[test]
+    fn fixed_time_is_the_shared_instant() {
+        assert_eq!(FixedTime.current_time(), Some(fixed_now()));
+        assert_eq!(fixed_now().as_secs(), FIXED_UNIX_SECS);
+    }
+}

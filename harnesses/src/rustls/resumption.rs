@@ -1,0 +1,267 @@
+//! [`SessionResumption`]: a TLS 1.3 handshake resumed from a session ticket.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use ::rustls::client::{
+    ClientSessionStore, Resumption, Tls12ClientSessionValue, Tls12Resumption,
+    Tls13ClientSessionValue,
+};
+use ::rustls::pki_types::ServerName;
+use ::rustls::{ClientConfig, NamedGroup};
+use regress_measure::{Harness, HarnessError};
+
+use super::check::check_handshake;
+use super::config::Configs;
+use super::transport::{Accepting, Pair};
+use crate::common::error::Context as _;
+use crate::paths::Handshake;
+
+/// A client session store holding TLS 1.3 tickets in a queue, without
+/// hashing: either it *catches* the tickets a client receives (and offers
+/// none), or it *offers* queued tickets, oldest first (and keeps none).
+///
+/// rustls's own `ClientSessionMemoryCache` keys sessions by server name in a
+/// `HashMap` with a per-process random hasher; one server name needs no map.
+/// Key-exchange hints are not kept: with secp256r1 the only group, the
+/// client's key share is the same either way.
+#[derive(Debug)]
+struct TicketQueue {
+    offers: bool,
+    tickets: Mutex<VecDeque<Tls13ClientSessionValue>>,
+}
+
+impl TicketQueue {
+    fn new(offers: bool) -> TicketQueue {
+        TicketQueue {
+            offers,
+            tickets: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    fn push(&self, ticket: Tls13ClientSessionValue) -> Result<(), HarnessError> {
+        self.tickets
+            .lock()
+            .map_err(|_| "the ticket queue's lock is poisoned")?
+            .push_back(ticket);
+        Ok(())
+    }
+
+    fn pop(&self) -> Option<Tls13ClientSessionValue> {
+        self.tickets.lock().ok()?.pop_front()
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.tickets.lock().map(|queue| queue.len()).unwrap_or(0)
+    }
+}
+
+impl ClientSessionStore for TicketQueue {
+    fn set_kx_hint(&self, _: ServerName<'static>, _: NamedGroup) {}
+
+    fn kx_hint(&self, _: &ServerName<'_>) -> Option<NamedGroup> {
+        None
+    }
+
+    fn set_tls12_session(&self, _: ServerName<'static>, _: Tls12ClientSessionValue) {}
+
+    fn tls12_session(&self, _: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
+        None
+    }
+
+    fn remove_tls12_session(&self, _: &ServerName<'static>) {}
+
+    fn insert_tls13_ticket(&self, _: ServerName<'static>, ticket: Tls13ClientSessionValue) {
+        if !self.offers {
+            // A store cannot report errors; a poisoned lock loses the ticket
+            // and `SessionResumption::prepare` reports it missing.
+            let _ = self.push(ticket);
+        }
+    }
+
+    fn take_tls13_ticket(&self, _: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
+        if self.offers {
+            self.pop()
+        } else {
+            None
+        }
+    }
+}
+
+/// One TLS 1.3 handshake resumed from a session ticket (PSK with (EC)DHE),
+/// One TLS 1.3 handshake resumed from a session ticket (PSK with (EC)DHE),
+/// of the configs of its [`Handshake`] path (tickets on).
+///
+/// **Counted:** `ClientConnection::new`, where the client takes the queued
+/// ticket from its session store and writes a ClientHello with a secp256r1
+/// key share and the ticket as PSK identity and binder; the server
+/// decrypting the stateless ticket (rustls's aws-lc-rs `Ticketer`:
+/// AES-256-CBC and HMAC-SHA256) and checking the binder, the secp256r1 key
+/// exchange (psk_dhe_ke keeps forward secrecy), both Finished messages, and
+/// the server encrypting one fresh ticket and queuing it in a
+/// NewSessionTicket, which rustls does as it processes the client's Finished
+/// (s2n-tls issues one too). No certificate and no signature: that
+/// difference from the full handshake is what this path is for. The ticket
+/// is never delivered to the client.
+///
+/// **Not counted:** configs (`setup`), and in `prepare`, a full handshake
+/// with a clone of the client config whose store catches the ticket the
+/// server sends, moving that ticket to the queue the counted client offers
+/// from, and a fresh server connection. A rustls client ticket is single-use
+/// (the store hands it over, it cannot be copied), so each run gets its own
+/// ticket from its own `prepare`; all are issued by the same ticketer and are
+/// the same size. Fixed time makes the ticket age zero.
+///
+/// A caveat: rustls's `Ticketer` rotates its key every 6 hours and reads the
+/// system clock (`SystemTime::now`, not the config's time provider) on each
+/// encryption and decryption to decide; in a measured process the key never
+/// rotates, so the path is the same, but those two clock reads are counted.
+///
+/// **Check:** both sides report `HandshakeKind::Resumed` with the pinned
+/// version, suite and group; the server saw SNI and has the new ticket
+/// queued. A full handshake fails this check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionResumption(pub Handshake);
+
+/// What [`SessionResumption`] runs share.
+#[derive(Debug)]
+pub struct ResumptionSetup {
+    /// Server with tickets; client offering from `offered`.
+    configs: Configs,
+    /// Tickets waiting for a run, one per prepared input.
+    offered: Arc<TicketQueue>,
+    /// A clone of the client config whose store catches tickets.
+    catching_client: Arc<ClientConfig>,
+    caught: Arc<TicketQueue>,
+}
+
+impl ResumptionSetup {
+    /// A full handshake whose ticket is moved to the queue the next run's
+    /// client offers from.
+    fn queue_ticket(&self) -> Result<(), HarnessError> {
+        let mut pair = self
+            .configs
+            .connect_with(&self.catching_client, self.configs.accept()?)?;
+        pair.handshake()
+            .context("the full handshake that obtains a ticket")?;
+        check_handshake(&self.configs, &pair, &self.configs.profile.expected(false))?;
+        pair.server_to_client()
+            .context("delivering the session ticket")?;
+        let ticket = self
+            .caught
+            .pop()
+            .ok_or("the client received no session ticket")?;
+        self.offered.push(ticket)
+    }
+}
+
+impl Harness for SessionResumption {
+    type Setup = ResumptionSetup;
+    type Input = Accepting;
+    type Output = Pair;
+
+    fn setup(&self) -> Result<ResumptionSetup, HarnessError> {
+        let offered = Arc::new(TicketQueue::new(true));
+        let configs = Configs::build(&self.0.profile(), Some(offered.clone()))?;
+        let caught = Arc::new(TicketQueue::new(false));
+        let mut catching_client = ClientConfig::clone(&configs.client);
+        catching_client.resumption =
+            Resumption::store(caught.clone()).tls12_resumption(Tls12Resumption::Disabled);
+        Ok(ResumptionSetup {
+            configs,
+            offered,
+            catching_client: Arc::new(catching_client),
+            caught,
+        })
+    }
+
+    fn prepare(&self, setup: &ResumptionSetup) -> Result<Accepting, HarnessError> {
+        setup.queue_ticket()?;
+        setup.configs.accept()
+    }
+
+    fn run(&self, setup: &ResumptionSetup, accepting: Accepting) -> Result<Pair, HarnessError> {
+        let mut pair = setup.configs.connect(accepting)?;
+        pair.handshake()?;
+        Ok(pair)
+    }
+
+    fn check(&self, setup: &ResumptionSetup, pair: &Pair) -> Result<(), HarnessError> {
+        check_handshake(&setup.configs, pair, &self.0.expected())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rustls::transport::flush;
+
+    fn harness() -> SessionResumption {
+        SessionResumption(Handshake::ALL[5])
+    }
+
+    /// As the measured child does: all inputs prepared first, then the runs.
+    #[test]
+    fn session_resumption_runs_after_three_prepares() {
+        let harness = harness();
+        let setup = harness.setup().expect("setup");
+        let inputs: Vec<_> = (0..3)
+            .map(|_| harness.prepare(&setup).expect("prepare"))
+            .collect();
+        assert_eq!(setup.offered.len(), 3);
+        for input in inputs {
+            let pair = harness.run(&setup, input).expect("run");
+            harness.check(&setup, &pair).expect("resumed");
+        }
+        assert_eq!(setup.offered.len(), 0);
+    }
+
+    #[test]
+    fn resumption_check_rejects_a_full_handshake() {
+        let harness = harness();
+        let setup = harness.setup().expect("setup");
+        // The same configs, but no ticket queued: a full handshake.
+        let accepting = setup.configs.accept().expect("accept");
+        let pair = harness.run(&setup, accepting).expect("full handshake");
+        check_handshake(
+            &setup.configs,
+            &pair,
+            &setup.configs.profile.expected(false),
+        )
+        .expect("it was a full handshake");
+        let error = harness
+            .check(&setup, &pair)
+            .expect_err("a full handshake must fail the resumption check");
+        assert!(error.to_string().contains("Resumed"), "{error}");
+    }
+
+    #[test]
+    fn handshake_check_rejects_a_resumed_handshake() {
+        let harness = harness();
+        let setup = harness.setup().expect("setup");
+        let accepting = harness.prepare(&setup).expect("prepare");
+        let pair = harness.run(&setup, accepting).expect("run");
+        harness.check(&setup, &pair).expect("resumed");
+        let full = setup.configs.profile.expected(false);
+        assert!(check_handshake(&setup.configs, &pair, &full).is_err());
+    }
+
+    /// The server issues exactly one ticket per resumed handshake: one
+    /// encrypted record (a TLS 1.3 NewSessionTicket) is all it has queued.
+    #[test]
+    fn resumed_server_issues_exactly_one_ticket() {
+        let harness = harness();
+        let setup = harness.setup().expect("setup");
+        let accepting = harness.prepare(&setup).expect("prepare");
+        let mut pair = harness.run(&setup, accepting).expect("run");
+        flush(&mut pair.server, &mut pair.server_end).expect("flush");
+        let records = pair.client_end.incoming_records().expect("whole records");
+        assert_eq!(records.len(), 1, "exactly one record: {records:?}");
+        assert_eq!(
+            pair.client_end.incoming_bytes()[0],
+            0x17,
+            "an encrypted record"
+        );
+    }
+}
