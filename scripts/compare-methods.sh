@@ -4,10 +4,13 @@
 #   - subtraction, with the system Valgrind (< 3.22: whole-process counts of
 #     3 runs minus 2 runs);
 #   - markers, with Valgrind 3.22+ (Cachegrind start/stop requests).
-# Fails when a harness differs by more than 20 instructions, whatever its
-# size: both methods count the same (third) run of the same process, so they
-# may differ only by the few instructions around the region that one counts
-# and the other does not (measured: 0-7 on every path).
+# Fails when a harness differs by more than 20 instructions or one part per
+# million of its count, whichever is larger: both methods count the same
+# (third) run of the same process, so they may differ only by the few
+# instructions around the region that one counts and the other does not,
+# and by what glibc's allocator does a little differently in the two
+# children (measured: 0-7 on most paths, 27 on rustls's RSA handshake, all
+# in `_int_free`, with Valgrind 3.24 running both methods).
 #
 # Usage: scripts/compare-methods.sh [PATH-TO-VALGRIND-3.22+]
 # Without an argument it uses .tools/valgrind-trixie (fetching it if needed).
@@ -57,7 +60,7 @@ for a_path in sorted(a_dir.glob("*.json")):
     percent = abs(diff) / a["instructions"] * 100
     worst = max(worst, percent)
     largest = max(largest, abs(diff))
-    if abs(diff) > 20:
+    if abs(diff) > max(20, a["instructions"] // 1_000_000):
         failing.append(a["harness"])
     rows.append((a["harness"], a["instructions"], b["instructions"], diff, percent))
 fa, fb = (json.loads(next(d.glob("*.json")).read_text())["fingerprint"] for d in (a_dir, b_dir))
@@ -67,6 +70,6 @@ for name, x, y, d, p in rows:
     print(f"| {name} | {x:,} | {y:,} | {d:+,} | {p:.5f} |")
 print(f"\nlargest difference: {largest:,} instructions; largest relative: {worst:.5f} %")
 if failing:
-    print("over 20 instructions: " + ", ".join(failing))
+    print("over max(20, 1 ppm) instructions: " + ", ".join(failing))
 sys.exit(1 if failing else 0)
 PY
