@@ -104,7 +104,10 @@ pub enum DiffError {
     )]
     NoHarness { filters: Vec<String> },
 
-    #[error("cannot {action} {path}: {source}")]
+    #[error(
+        "cannot {action} {path}: {source}.\n  {}",
+        crate::limits::io_hint(source)
+    )]
     Io {
         action: &'static str,
         path: PathBuf,
@@ -126,6 +129,9 @@ pub enum DiffError {
 
     #[error(transparent)]
     Runner(#[from] crate::Error),
+
+    #[error(transparent)]
+    Process(#[from] crate::process::ProcessError),
 }
 
 impl DiffError {

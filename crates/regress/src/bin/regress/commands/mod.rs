@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use regress::measure::cachegrind;
+use regress::measure::scratch::{sweep_stale, ScratchDir};
 use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
 use regress::report::Reporter;
@@ -67,12 +68,39 @@ impl Context<'_> {
     }
 }
 
+/// The staged copy of the measured program, removed (with its folder)
+/// when dropped: at the end of the run, on an error and on Ctrl-C.
+pub struct Staged {
+    binary: PathBuf,
+    _folder: ScratchDir,
+}
+
+impl Staged {
+    pub fn path(&self) -> &Path {
+        &self.binary
+    }
+}
+
 /// Builds the harness tests, copies the binary where a rebuild cannot
-/// replace it, and picks the harnesses `filters` select.
-pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(PathBuf, Vec<String>)> {
-    let binary = discover::stage(&discover::build(&runner.workspace)?, runner.output_dir())?;
-    let names = selected(discover::list(&binary)?, filters)?;
-    Ok((binary, names))
+/// replace it, and picks the harnesses `filters` select. Scratch folders
+/// that runs killed outright left behind are removed first.
+pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(Staged, Vec<String>)> {
+    sweep_stale(&runner.output_dir().join(".scratch"));
+    let built = discover::build(&runner.workspace)?;
+    interrupted()?;
+    let binary = discover::stage(&built, runner.output_dir())?;
+    let staged = Staged {
+        _folder: ScratchDir::adopt(binary.parent().unwrap_or(&binary).to_path_buf()),
+        binary,
+    };
+    let names = selected(discover::list(staged.path())?, filters)?;
+    Ok((staged, names))
+}
+
+/// `Err(Interrupted)` once the user pressed Ctrl-C (or sent SIGTERM): the
+/// command stops, its guards clean up, and `main` exits with 130.
+pub fn interrupted() -> anyhow::Result<()> {
+    Ok(regress::process::check()?)
 }
 
 /// The harnesses `filters` select, or an error that says how to list them.
