@@ -219,8 +219,8 @@ impl Comparison<'_> {
             }
         };
         let mut diff = HarnessDiff::compared(harness, base_count, head_count, threshold, functions);
-        let explained: i64 = diff.functions.iter().map(|f| f.delta).sum();
-        if errors.is_empty() && Some(explained) != diff.delta {
+        let explained: i128 = diff.functions.iter().map(|f| i128::from(f.delta)).sum();
+        if errors.is_empty() && Some(explained) != diff.delta.map(i128::from) {
             errors.push(format!(
                 "the per-function changes add up to {} but the counts differ by {}; \
                  the profiles in {} do not match the counts",

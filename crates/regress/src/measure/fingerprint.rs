@@ -305,6 +305,52 @@ version = "0.30.0"
         assert!(library_versions_from("not [ toml").is_err());
     }
 
+    /// An entry blessed before compilers were recorded still loads, but
+    /// matches no fingerprint measured now, and the difference says why.
+    #[test]
+    fn entries_without_compilers_load_but_do_not_match() {
+        let now = sample();
+        let mut old: serde_json::Value = serde_json::to_value(&now).expect("json");
+        let object = old.as_object_mut().expect("object");
+        object.remove("c_compilers");
+        object.remove("linker");
+        let old: Fingerprint = serde_json::from_value(old).expect("an old entry loads");
+        assert_eq!(old.c_compilers, None);
+        assert_ne!(old, now);
+        let differences = old.differences(&now).join("\n");
+        assert!(
+            differences.contains("not recorded in the baseline"),
+            "{differences}"
+        );
+        assert!(!differences.contains("linker"), "{differences}");
+        // A written fingerprint carries the compilers.
+        let written = serde_json::to_string(&now).expect("json");
+        assert!(written.contains("\"c_compilers\""), "{written}");
+        let mut clang = sample();
+        clang.c_compilers = Some(vec!["clang version 14.0.6".into()]);
+        clang.linker = Some("LLD 22.1.2".into());
+        let differences = sample().differences(&clang).join("\n");
+        assert!(differences.contains("c compilers: [clang"), "{differences}");
+        assert!(
+            differences.contains("linker: LLD 22.1.2 here"),
+            "{differences}"
+        );
+    }
+
+    #[test]
+    fn hostile_fingerprints_are_refused() {
+        assert_eq!(sample().validate(), Ok(()));
+        let mut bad = sample();
+        bad.valgrind = "3.19.0\n## fake".into();
+        assert!(bad.validate().is_err());
+        let mut bad = sample();
+        bad.rustc = "x".repeat(1000);
+        assert!(bad.validate().is_err());
+        let mut bad = sample();
+        bad.cpu_features = vec!["a".into(); 1000];
+        assert!(bad.validate().is_err());
+    }
+
     #[test]
     fn differences_name_each_field() {
         let base = sample();
