@@ -227,6 +227,11 @@ impl Supervised {
             std::thread::sleep(POLL);
         };
         let status = self.reap();
+        // A child that ended because the interrupt reached it first ended
+        // because of the interrupt, whatever its status says.
+        if ended.is_none() && self.role == Role::Work && interrupted() {
+            return Err(ProcessError::Interrupted);
+        }
         match ended {
             Some(result) => result,
             None => status

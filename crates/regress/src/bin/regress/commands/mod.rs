@@ -82,16 +82,24 @@ impl Staged {
 }
 
 /// Builds the harness tests, copies the binary where a rebuild cannot
-/// replace it, and picks the harnesses `filters` select. Scratch folders
-/// that runs killed outright left behind are removed first.
+/// replace it (a folder of this process's own, so that a later `cargo
+/// build` cannot pull it from under a suite of measurements), and picks
+/// the harnesses `filters` select. Scratch folders that runs killed
+/// outright left behind are removed first.
 pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(Staged, Vec<String>)> {
-    sweep_stale(&runner.output_dir().join(".scratch"));
+    let scratch = runner.output_dir().join(".scratch");
+    sweep_stale(&scratch);
     let built = discover::build(&runner.workspace)?;
     interrupted()?;
-    let binary = discover::stage(&built, runner.output_dir())?;
+    // The guard exists before the copy, so a copy that fails half-way (a
+    // full disk) leaves nothing either.
+    let folder = ScratchDir::create(&scratch, "program")?;
+    let binary = folder.path().join(discover::PROGRAM);
+    std::fs::copy(&built, &binary)
+        .map_err(|source| regress::Error::io("copy the measured program to", &binary, source))?;
     let staged = Staged {
-        _folder: ScratchDir::adopt(binary.parent().unwrap_or(&binary).to_path_buf()),
         binary,
+        _folder: folder,
     };
     let names = selected(discover::list(staged.path())?, filters)?;
     Ok((staged, names))
