@@ -61,6 +61,17 @@ impl World {
         }
     }
 
+    /// `regress ARGS`, nothing else set.
+    pub fn play_args(&self, tools: &Tools, list: &[&str]) -> Played {
+        self.play(
+            tools,
+            &Call {
+                args: args(list),
+                ..Call::default()
+            },
+        )
+    }
+
     /// `regress --valgrind FAKE run --harness calibration::spin_1m` with
     /// the fake cargo.
     pub fn measure(&self, command: &str, mode: Valgrind, tools: ValgrindTools) -> Call {
@@ -164,13 +175,7 @@ fn input_cases() -> Vec<Case> {
             "is not a harness name",
             |w, t| {
                 w.record("../../escape", "escape.json");
-                w.play(
-                    t,
-                    &Call {
-                        args: args(&["bless", "--harness", "escape"]),
-                        ..Call::default()
-                    },
-                )
+                w.play_args(t, &["bless", "--harness", "escape"])
             },
         ),
         case(
@@ -181,17 +186,7 @@ fn input_cases() -> Vec<Case> {
                 w.record("a::good", "a.good.json");
                 w.record("a::bad", "a.bad.json");
                 std::fs::write(w.ws.join("baselines/a.bad.json"), "{\"schema\": 1,").expect("w");
-                let mut played = w.play(
-                    t,
-                    &Call {
-                        args: args(&["bless"]),
-                        ..Call::default()
-                    },
-                );
-                if w.ws.join("baselines/a.good.json").exists() {
-                    played.problems.push("a.good.json was written".into());
-                }
-                played
+                bless_checked(w, t, None, "a.good.json")
             },
         ),
         case(
@@ -200,16 +195,26 @@ fn input_cases() -> Vec<Case> {
             "cannot write the baseline",
             |w, t| {
                 w.record("a::good", "a.good.json");
-                let call = Call {
-                    args: args(&["bless"]),
-                    fsize: Some(100),
-                    ..Call::default()
-                };
-                let mut played = w.play(t, &call);
-                if w.ws.join("baselines/a.good.json").exists() {
-                    played.problems.push("a partial baseline was left".into());
-                }
-                played
+                bless_checked(w, t, Some(100), "a.good.json")
+            },
+        ),
+        case(
+            "bless: the second of two writes fails",
+            2,
+            "cannot write the baseline",
+            |w, t| {
+                // a::a's new file fits under the limit, a::z's grown file
+                // does not: the first must be taken back.
+                w.record("a::a", "a.a.json");
+                w.record("a::z", "a.z.json");
+                let versions = [("3.20.0", 1), ("3.21.0", 2), ("3.22.0", 3)];
+                let file = regress::fixtures::baseline("a::z", &versions);
+                std::fs::write(
+                    w.ws.join("baselines/a.z.json"),
+                    file.to_json().expect("json"),
+                )
+                .expect("write");
+                bless_checked(w, t, Some(1_500), "a.a.json")
             },
         ),
         case(
@@ -301,13 +306,7 @@ fn input_cases() -> Vec<Case> {
             },
         ),
         case("run --harness ''", 2, "an empty filter", |w, t| {
-            w.play(
-                t,
-                &Call {
-                    args: args(&["run", "--harness", ""]),
-                    ..Call::default()
-                },
-            )
+            w.play_args(t, &["run", "--harness", ""])
         }),
         case(
             "read-only output folder (a file in its place)",
@@ -441,6 +440,21 @@ fn message_name(mode: Valgrind, tools: ValgrindTools) -> &'static str {
         (_, ValgrindTools::AnnotateHangs) => "cg_annotate hangs, 2 s limit",
         _ => "fake Valgrind",
     }
+}
+
+/// `regress bless`, with writes limited to `limit` bytes if given;
+/// `absent` must not be in `baselines/` afterwards (all or nothing).
+fn bless_checked(w: &World, t: &Tools, limit: Option<u64>, absent: &str) -> Played {
+    let call = Call {
+        args: args(&["bless"]),
+        fsize: limit,
+        ..Call::default()
+    };
+    let mut played = w.play(t, &call);
+    if w.ws.join("baselines").join(absent).exists() {
+        played.problems.push(format!("{absent} was left"));
+    }
+    played
 }
 
 fn interrupt_cases() -> Vec<Case> {
