@@ -15,13 +15,6 @@ pub enum Error {
     #[error("cannot tell the version of {program}: it printed {output:?}")]
     ToolVersion { program: PathBuf, output: String },
 
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-
     #[error(
         "{harness} failed under Valgrind ({status}).\n\
          --- its stderr (last lines) ---\n{stderr}\n--- end of stderr ---\n\

@@ -54,13 +54,6 @@ pub enum DiffError {
         stderr: String,
     },
 
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-
     #[error(
         "the {side} commit {commit}: {source}\n  \
          The worktree has been removed; to investigate, `git switch --detach {commit}` there."

@@ -449,6 +449,23 @@ mod tests {
         );
     }
 
+    /// A Valgrind version from a hand-edited file cannot become markup in
+    /// the Markdown; the program's own figures read unchanged.
+    #[test]
+    fn markdown_shows_foreign_text_as_code() {
+        let mut count = record("s2n_tls::handshake_rsa4096", 1_000, None);
+        count.measured_with = "Valgrind <img src=x> @octocat (markers)".into();
+        let markdown = Comparison::new(&[count]).to_markdown();
+        assert!(
+            markdown.contains("measured with `Valgrind <img src=x> @octocat (markers)`"),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("| handshake_rsa4096 | 1,000 |"),
+            "{markdown}"
+        );
+    }
+
     /// A path that repeats a small call reports the cost of one call beside
     /// the count and the cost per byte, in every format.
     #[test]
