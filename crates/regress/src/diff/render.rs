@@ -520,39 +520,9 @@ mod tests {
         let md = markdown(&report);
         assert!(!md.contains("<!--"), "{md}");
         assert!(!md.contains("\n### fake"), "{md}");
-        let mut fence: Option<String> = None;
-        for line in md.lines() {
-            // Inside a fenced block anything may stand; it is shown as is.
-            if let Some(open) = &fence {
-                if line == open {
-                    fence = None;
-                }
-                continue;
-            }
-            if line.starts_with("```") {
-                fence = Some(line.chars().take_while(|c| *c == '`').collect());
-                continue;
-            }
-            // Outside code, no hostile text: strip every code span and
-            // check what is left.
-            let mut outside = String::new();
-            let mut rest = line;
-            while let Some(start) = rest.find('`') {
-                outside.push_str(&rest[..start]);
-                let fence = rest[start..].len() - rest[start..].trim_start_matches('`').len();
-                let ticks = "`".repeat(fence);
-                let after = &rest[start + fence..];
-                match after.find(ticks.as_str()) {
-                    Some(end) => rest = &after[end + fence..],
-                    None => {
-                        rest = "";
-                    }
-                }
-            }
-            outside.push_str(rest);
-            for bad in ["@octocat", "<img", "](https", "<b>"] {
-                assert!(!outside.contains(bad), "{bad:?} outside code in {line:?}");
-            }
+        let outside = crate::report::markdown::outside_code(&md);
+        for bad in ["@octocat", "<img", "](https", "<b>"] {
+            assert!(!outside.contains(bad), "{bad:?} outside code in {outside}");
         }
         assert!(md.contains("> [!WARNING]\n> `"), "{md}");
     }

@@ -44,9 +44,9 @@ pub(super) fn choose_target_dir(
 }
 
 /// The diff lock of a checkout: one diff at a time. While it is held, the
-/// previous diff's outputs are kept aside ([`clear_outputs`]); when it is
+/// previous diff's outputs are kept aside (`clear_outputs`); when it is
 /// released they are dropped if this diff completed its outputs
-/// ([`outputs_complete`]) and put back otherwise (an error, Ctrl-C), so a
+/// (`outputs_complete`) and put back otherwise (an error, Ctrl-C), so a
 /// diff that does not finish leaves the last complete report as it was.
 #[derive(Debug)]
 pub struct DiffLock {

@@ -12,6 +12,7 @@
 //! saturates instead of wrapping.
 
 pub mod baseline;
+pub mod bless;
 pub mod gate;
 pub mod noise;
 

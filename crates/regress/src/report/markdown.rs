@@ -104,7 +104,7 @@ fn is_plain(text: &str) -> bool {
     })
 }
 
-/// A table cell: the text as it is when it is plain ([`is_plain`]), else
+/// A table cell: the text as it is when it is plain (`is_plain`), else
 /// a code span. The tables' own vocabulary (names, counts, ratios) reads
 /// unchanged; anything else cannot become markup.
 pub fn cell(text: &str) -> String {
@@ -113,6 +113,38 @@ pub fn cell(text: &str) -> String {
     } else {
         code(text)
     }
+}
+
+/// What a reader sees as Markdown, not as code: `markdown` without its
+/// fenced blocks and code spans (for tests of what untrusted text may do).
+#[cfg(test)]
+pub(crate) fn outside_code(markdown: &str) -> String {
+    let mut outside = String::new();
+    let mut fence: Option<String> = None;
+    for line in markdown.lines() {
+        if let Some(open) = &fence {
+            if line == open {
+                fence = None;
+            }
+            continue;
+        }
+        if line.starts_with("```") {
+            fence = Some(line.chars().take_while(|c| *c == '`').collect());
+            continue;
+        }
+        let mut rest = line;
+        while let Some(start) = rest.find('`') {
+            outside.push_str(&rest[..start]);
+            let ticks = rest[start..].len() - rest[start..].trim_start_matches('`').len();
+            let after = &rest[start + ticks..];
+            rest = after
+                .find("`".repeat(ticks).as_str())
+                .map_or("", |end| &after[end + ticks..]);
+        }
+        outside.push_str(rest);
+        outside.push('\n');
+    }
+    outside
 }
 
 #[cfg(test)]
@@ -157,6 +189,7 @@ mod tests {
             assert!(!span.contains("<!--"), "{span}");
             assert!(!body.replace("\\|", "").contains('|'), "{span}");
             assert!(!span.chars().any(is_invisible), "{span:?}");
+            assert_eq!(outside_code(&format!("a {span} b")), "a  b\n");
         }
         assert_eq!(code("a|b"), "`a\\|b`");
         assert_eq!(code("uses `tick`"), "`` uses `tick` ``");
