@@ -149,8 +149,13 @@ fn clean(world: &World, tools: &Tools, call: &Call) -> Played {
     played
 }
 
+/// `call`, signalled 300 ms after `stage` begins.
 pub fn interrupted(mut call: Call, stage: &'static str, signal: i32) -> Call {
-    call.interrupt = Some(Interrupt { stage, signal });
+    call.interrupt = Some(Interrupt {
+        stage,
+        signal,
+        after: std::time::Duration::from_millis(300),
+    });
     call
 }
 
@@ -515,6 +520,46 @@ fn interrupt_cases() -> Vec<Case> {
                 // A path that takes seconds under Valgrind.
                 call.args[4] = "rustls::handshake_rsa4096".into();
                 clean(w, t, &interrupted(call, "measure", libc::SIGINT))
+            },
+        ),
+        case(
+            "scale, SIGINT while the program runs natively",
+            130,
+            "interrupted",
+            |w, t| {
+                let mut call = Call {
+                    args: args(&["scale", "--harness", HARNESS, "--seconds", "30"]),
+                    env: vec![("CARGO", w.cargo(false).display().to_string())],
+                    ..Call::default()
+                };
+                call = interrupted(call, "build", libc::SIGINT);
+                if let Some(interrupt) = &mut call.interrupt {
+                    interrupt.after = std::time::Duration::from_millis(1_500);
+                }
+                clean(w, t, &call)
+            },
+        ),
+        case(
+            "list: the program's list hangs, 2 s limit",
+            2,
+            "did not finish within 2 s",
+            |w, t| {
+                let program = w.fakes.join("program-hangs");
+                w.script(
+                    &program,
+                    "#!/bin/bash
+sleep 300 & wait
+",
+                );
+                let call = Call {
+                    args: args(&["list"]),
+                    env: vec![
+                        ("CARGO", w.cargo_of(&program, false).display().to_string()),
+                        ("REGRESS_TIMEOUT_SECS", "2".into()),
+                    ],
+                    ..Call::default()
+                };
+                w.play(t, &call)
             },
         ),
         at(

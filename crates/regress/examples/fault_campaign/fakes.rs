@@ -115,9 +115,14 @@ printf 'desc: fake\ncmd: ./harness\nevents: Ir\nfl=harnesses/src/fake.rs\nfn=fak
     /// the measured program into the target folder and says so in cargo's
     /// JSON, or (`hangs`) marks the build stage and never finishes.
     pub fn cargo(&self, hangs: bool) -> PathBuf {
+        self.cargo_of(&self.program, hangs)
+    }
+
+    /// The fake cargo, building `program` as the measured program.
+    pub fn cargo_of(&self, program: &std::path::Path, hangs: bool) -> PathBuf {
         let path = self.fakes.join(if hangs { "cargo-hangs" } else { "cargo" });
         let stage = self.stage.display();
-        let program = self.program.display();
+        let program = program.display();
         let build = if hangs {
             HANG.to_owned()
         } else {

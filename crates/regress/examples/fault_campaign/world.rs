@@ -34,11 +34,12 @@ pub struct World {
     pub program: PathBuf,
 }
 
-/// A signal sent to `regress` alone once a fake tool marks `stage`.
+/// A signal sent to `regress` alone `after` a fake tool marks `stage`.
 #[derive(Clone, Copy)]
 pub struct Interrupt {
     pub stage: &'static str,
     pub signal: i32,
+    pub after: Duration,
 }
 
 /// How a `regress` process ended.
@@ -188,7 +189,7 @@ impl World {
                 if self.stage.join(interrupt.stage).exists() {
                     // Let the stage begin in earnest, then signal regress
                     // alone (not its group, as a terminal would).
-                    std::thread::sleep(Duration::from_millis(300));
+                    std::thread::sleep(interrupt.after);
                     // SAFETY: kill only sends a signal.
                     unsafe {
                         libc::kill(child.id() as i32, interrupt.signal);
