@@ -390,6 +390,24 @@ mod tests {
         command
     }
 
+    fn sh(script: &str, timeout: Duration, limit: usize) -> Result<Output, ProcessError> {
+        output(
+            shell(script),
+            Path::new("/bin/sh"),
+            timeout,
+            limit,
+            Role::Work,
+        )
+    }
+
+    fn read_pid(path: &Path) -> i32 {
+        std::fs::read_to_string(path)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("number")
+    }
+
     fn alive(pid: i32) -> bool {
         // Zombies are dead for this purpose.
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -402,12 +420,10 @@ mod tests {
 
     #[test]
     fn captures_output_and_status() {
-        let output = output(
-            shell("echo out; echo err >&2; exit 3"),
-            Path::new("/bin/sh"),
+        let output = sh(
+            "echo out; echo err >&2; exit 3",
             Duration::from_secs(10),
             1024,
-            Role::Work,
         )
         .expect("runs");
         assert_eq!(output.status.code(), Some(3));
@@ -423,21 +439,10 @@ mod tests {
         let pid_file = dir.path().join("grandchild");
         let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
         let started = Instant::now();
-        let error = output(
-            shell(&script),
-            Path::new("/bin/sh"),
-            Duration::from_millis(300),
-            1024,
-            Role::Work,
-        )
-        .unwrap_err();
+        let error = sh(&script, Duration::from_millis(300), 1024).unwrap_err();
         assert!(matches!(error, ProcessError::TimedOut { .. }), "{error}");
         assert!(started.elapsed() < Duration::from_secs(10));
-        let grandchild: i32 = std::fs::read_to_string(&pid_file)
-            .expect("pid")
-            .trim()
-            .parse()
-            .expect("number");
+        let grandchild = read_pid(&pid_file);
         let deadline = Instant::now() + Duration::from_secs(5);
         while alive(grandchild) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
@@ -451,34 +456,16 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let pid_file = dir.path().join("grandchild");
         let script = format!("sleep 300 & echo $! > {}", pid_file.display());
-        let output = output(
-            shell(&script),
-            Path::new("/bin/sh"),
-            Duration::from_secs(10),
-            1024,
-            Role::Work,
-        )
-        .expect("runs");
+        let output = sh(&script, Duration::from_secs(10), 1024).expect("runs");
         assert!(output.status.success());
-        let grandchild: i32 = std::fs::read_to_string(&pid_file)
-            .expect("pid")
-            .trim()
-            .parse()
-            .expect("number");
+        let grandchild = read_pid(&pid_file);
         std::thread::sleep(Duration::from_millis(100));
         assert!(!alive(grandchild), "the grandchild {grandchild} survived");
     }
 
     #[test]
     fn too_much_output_is_an_error() {
-        let error = output(
-            shell("head -c 100000 /dev/zero"),
-            Path::new("/bin/sh"),
-            Duration::from_secs(10),
-            1000,
-            Role::Work,
-        )
-        .unwrap_err();
+        let error = sh("head -c 100000 /dev/zero", Duration::from_secs(10), 1000).unwrap_err();
         assert!(
             matches!(error, ProcessError::OutputTooLarge { .. }),
             "{error}"
