@@ -137,7 +137,8 @@ comment), <harness>.diff.txt (cg_annotate's per-function diff), base/ and head/ 
 region profiles).
 
 Exit codes: 0 nothing regressed beyond its threshold; 1 a harness regressed beyond its \
-threshold; 2 an error (a bad ref, a failed build or measurement, a missing shard).")]
+threshold; 2 an error (a bad ref, a failed build or measurement, a missing shard); 130 \
+interrupted (SIGINT or SIGTERM: children stopped, worktrees removed, the previous report kept).")]
 pub struct DiffArgs {
     /// The commit to compare against: a branch, tag or commit.
     #[arg(value_name = "BASE", allow_hyphen_values = true)]
