@@ -224,9 +224,8 @@ fn calibration_counts_exactly_three_instructions_per_iteration() {
         "the loop function is named in the profile: {:?}",
         parsed.functions
     );
-    let record =
-        regress::Measurement::read(&regress::Measurement::path(&workspace, "fixture::spin_1m"))
-            .expect("record");
+    let record = regress::Measurement::read(&regress::Measurement::path(&workspace, &one.harness))
+        .expect("record");
     assert_eq!(record.fingerprint.method, runner.valgrind.method);
     assert!(record.fingerprint.libraries.contains_key("s2n-tls"));
 }

@@ -14,6 +14,8 @@ use std::process::{Command, Stdio};
 use cargo_metadata::Message;
 
 use crate::error::{Error, Result};
+use crate::harness_name::HarnessName;
+use crate::process::{self, Ended, Role, Supervised};
 use crate::workspace::Workspace;
 
 /// The package and binary target of the measured program.
@@ -37,6 +39,8 @@ pub enum BuildError {
          To reproduce: `cargo test --no-run -p {PROGRAM_PACKAGE} --test {PROGRAM_TEST}` there."
     )]
     Failed { dir: PathBuf, status: String },
+    #[error(transparent)]
+    Process(#[from] crate::process::ProcessError),
     #[error(
         "cargo built no binary `{PROGRAM}` of package `{PROGRAM_PACKAGE}` in {dir}; a workspace \
          from before the measured program had its own binary (harnesses/src/main.rs) cannot be \
@@ -120,22 +124,22 @@ pub fn build_program(request: &BuildRequest<'_>) -> Result<PathBuf, BuildError> 
     if let Some(target_dir) = request.target_dir {
         command.env("CARGO_TARGET_DIR", target_dir);
     }
-    let mut child = command.spawn().map_err(|source| BuildError::Spawn {
-        program: cargo.clone(),
-        source,
-    })?;
+    // In a process group of its own, killed with its compilers on an
+    // interrupt (see `crate::process`); a build has no time limit.
+    let mut child = Supervised::spawn(&mut command, &cargo, Role::Work)?;
     let mut program = None;
-    if let Some(stdout) = child.stdout.take() {
+    if let Some(stdout) = child.child_mut().stdout.take() {
         program = program_from_messages(BufReader::new(stdout));
     }
-    let status = child.wait().map_err(|source| BuildError::Spawn {
-        program: cargo.clone(),
-        source,
-    })?;
-    if !status.success() {
+    let failed = match child.wait(None)? {
+        Ended::Exited(status) if status.success() => None,
+        Ended::Exited(status) => Some(status.to_string()),
+        Ended::TimedOut => Some("timed out".to_owned()),
+    };
+    if let Some(status) = failed {
         return Err(BuildError::Failed {
             dir: request.dir.to_path_buf(),
-            status: status.to_string(),
+            status,
         });
     }
     program.ok_or_else(|| BuildError::NoProgram {
@@ -185,35 +189,35 @@ pub fn stage(binary: &Path, outputs: &Path) -> Result<PathBuf> {
 }
 
 /// The harness names the measured program hosts (`harnesses list`).
+/// Every name is checked ([`HarnessName`]): the program of any commit
+/// may list anything, and the names become file names.
 pub fn list(binary: &Path) -> Result<Vec<String>> {
-    let output = Command::new(binary)
-        .arg("list")
-        .env_clear()
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| Error::Spawn {
-            program: binary.to_path_buf(),
-            source,
-        })?;
+    let mut command = Command::new(binary);
+    command.arg("list").env_clear();
+    let output = process::output(
+        command,
+        binary,
+        crate::measure::cachegrind::quick_timeout(),
+        1 << 20,
+        Role::Work,
+    )?;
     if !output.status.success() {
         return Err(Error::HarnessList {
             binary: binary.to_path_buf(),
             status: output.status.to_string(),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            stderr: process::stderr_text(&output),
         });
     }
-    Ok(parse_list(&String::from_utf8_lossy(&output.stdout)))
+    parse_list(&String::from_utf8_lossy(&output.stdout))
 }
 
-fn parse_list(text: &str) -> Vec<String> {
-    let mut names: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .map(str::to_owned)
-        .collect();
+fn parse_list(text: &str) -> Result<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for line in text.lines().map(str::trim).filter(|line| !line.is_empty()) {
+        names.push(HarnessName::new(line)?.into());
+    }
     names.sort();
-    names
+    Ok(names)
 }
 
 /// Keeps the names that any of `filters` selects (all when none are
@@ -286,7 +290,8 @@ mod tests {
 
     #[test]
     fn lists_and_selects_harnesses() {
-        let names = parse_list("s2n_tls::handshake\ncalibration::spin_1m\n\n");
+        let names = parse_list("s2n_tls::handshake\ncalibration::spin_1m\n\n").expect("names");
+        assert!(parse_list("a::b\n../../x\n").is_err());
         assert_eq!(names, vec!["calibration::spin_1m", "s2n_tls::handshake"]);
         assert_eq!(
             select(names.clone(), &["s2n".into()]),

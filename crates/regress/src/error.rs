@@ -15,13 +15,6 @@ pub enum Error {
     #[error("cannot tell the version of {program}: it printed {output:?}")]
     ToolVersion { program: PathBuf, output: String },
 
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-
     #[error(
         "{harness} failed under Valgrind ({status}).\n\
          --- its stderr (last lines) ---\n{stderr}\n--- end of stderr ---\n\
@@ -78,7 +71,10 @@ pub enum Error {
     #[error("{harness}: the region count is {count}, not positive; the measurement is broken")]
     NonPositiveCount { harness: String, count: i64 },
 
-    #[error("cannot {action} {path}: {source}")]
+    #[error(
+        "cannot {action} {path}: {source}.\n  {}",
+        crate::limits::io_hint(source)
+    )]
     Io {
         action: &'static str,
         path: PathBuf,
@@ -137,11 +133,47 @@ pub enum Error {
     )]
     NoWorkspace { start: PathBuf },
 
+    #[error(transparent)]
+    HarnessName(#[from] crate::harness_name::InvalidHarnessName),
+
     #[error(
-        "{name:?} is not a harness name: expected <library>::<path> in lower-case letters, \
-         digits and underscores"
+        "the measurement record {path} is invalid: {problem}.\n  \
+         Measure again (`cargo run -p regress -- run`) to write a sound one, or remove it."
     )]
-    HarnessName { name: String },
+    BadRecord {
+        path: PathBuf,
+        problem: crate::measure::measurement::RecordProblem,
+    },
+
+    #[error(transparent)]
+    Process(#[from] crate::process::ProcessError),
+
+    #[error(transparent)]
+    Toolchain(#[from] crate::toolchain::ToolchainError),
+
+    #[error(
+        "{harness}: Valgrind ({program}) exited cleanly but did not run the measured program: \
+         it wrote no profile and the program wrote no report.\n  \
+         Check that {program} is a working Valgrind (`{program} --tool=cachegrind true`); \
+         its log says:\n{log}"
+    )]
+    ValgrindDidNotRun {
+        harness: String,
+        program: PathBuf,
+        log: String,
+    },
+
+    #[error(
+        "{harness} could not be measured because {folder} cannot take more data: {cause}.\n  \
+         {}. (The child exited with {status}; its logs, if any, are in {folder}.)",
+        crate::limits::io_hint(cause)
+    )]
+    OutputFull {
+        harness: String,
+        folder: PathBuf,
+        status: String,
+        cause: std::io::Error,
+    },
 
     #[error(
         "{harness}: the two children of a subtraction saw different CPU features \
@@ -158,6 +190,9 @@ pub enum Error {
         "the harness binary {binary} is gone (rebuilt or removed while measuring?); run again"
     )]
     BinaryGone { binary: PathBuf },
+
+    #[error("interrupted (SIGINT or SIGTERM); every child process was stopped")]
+    Interrupted,
 
     #[error("{binary} list failed ({status}): {stderr}")]
     HarnessList {
@@ -188,6 +223,19 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// Whether the error is an interrupt (SIGINT or SIGTERM), not a failure.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(
+            self,
+            Error::Interrupted | Error::Process(crate::process::ProcessError::Interrupted)
+        ) || matches!(
+            self,
+            Error::Build(crate::discover::BuildError::Process(
+                crate::process::ProcessError::Interrupted
+            ))
+        )
+    }
+
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             action,

@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use crate::harness_name::HarnessName;
 use crate::judge::baseline::{BaselineEntry, BaselineFile, BASELINE_SCHEMA};
 use crate::judge::Threshold;
 use crate::measure::fingerprint::Fingerprint;
@@ -26,16 +27,25 @@ pub fn fingerprint(valgrind: &str) -> Fingerprint {
         target: "x86_64-unknown-linux-gnu".into(),
         cpu_features: vec!["aes".into(), "avx2".into()],
         libraries: [("s2n-tls".to_owned(), "0.3.47".to_owned())].into(),
+        c_compilers: Some(vec!["GCC: (Debian 12.2.0-14+deb12u1) 12.2.0".into()]),
+        linker: None,
     }
+}
+
+/// A checked harness name, for names a test writes itself (panics on a bad
+/// one: a test's mistake).
+pub fn name(harness: &str) -> HarnessName {
+    HarnessName::new(harness).expect("a fixture's harness name is valid")
 }
 
 /// A record of `harness` counting `instructions` (moving `bytes` per run)
 /// under Valgrind 3.19.0, one call per run.
 pub fn measurement(harness: &str, instructions: u64, bytes: Option<u64>) -> Measurement {
-    let stem = crate::workspace::file_stem(harness);
+    let harness = name(harness);
+    let stem = harness.file_stem();
     Measurement {
         schema: MEASUREMENT_SCHEMA,
-        harness: harness.into(),
+        harness,
         instructions,
         bytes_per_run: bytes,
         operations_per_run: 1,
@@ -50,7 +60,7 @@ pub fn measurement(harness: &str, instructions: u64, bytes: Option<u64>) -> Meas
 pub fn baseline(harness: &str, entries: &[(&str, u64)]) -> BaselineFile {
     BaselineFile {
         schema: BASELINE_SCHEMA,
-        harness: harness.into(),
+        harness: name(harness),
         threshold: Threshold::default(),
         entries: entries
             .iter()

@@ -58,7 +58,7 @@ pub fn run(entry: &Entry, program: &Path) -> Result<(), String> {
     let measurement = runner
         .measure(name, program)
         .map_err(|error| error.to_string())?;
-    let baseline = BaselineFile::load(&runner.workspace.baselines_dir(), name);
+    let baseline = BaselineFile::load(&runner.workspace.baselines_dir(), &measurement.harness);
     let verdict = gate::evaluate(&measurement, baseline).map_err(|error| error.to_string())?;
     let message = VerdictMessage {
         harness: name,

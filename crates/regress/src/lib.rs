@@ -17,7 +17,10 @@
 //!
 //! Beside them: [`harness_test`] (what each harness's test does),
 //! [`discover`] (building the measured program and listing its harnesses),
-//! [`toolchain`] (which compilers built it), and the
+//! [`toolchain`] (which compilers built it), [`process`] (every child in a
+//! process group of its own, with a time limit, stopped on Ctrl-C),
+//! [`harness_name`] (the checked name every path is made from),
+//! [`limits`] (the bounds on what is read from files), and the
 //! small shared pieces [`workspace`], [`error`], [`format`],
 //! [`atomic_file`], [`parallel`] and [`fixtures`]. The `regress` binary
 //! (`src/bin/regress/`) is a thin layer of commands over this library.
@@ -29,14 +32,18 @@ pub mod error;
 #[doc(hidden)]
 pub mod fixtures;
 pub mod format;
+pub mod harness_name;
 pub mod harness_test;
 pub mod judge;
+pub mod limits;
 pub mod measure;
 pub mod parallel;
+pub mod process;
 pub mod report;
 pub mod toolchain;
 pub mod workspace;
 
 pub use error::{Error, Result};
+pub use harness_name::HarnessName;
 pub use measure::measurement::Measurement;
 pub use measure::runner::Runner;

@@ -85,6 +85,15 @@ fn parse_comment(bytes: &[u8]) -> Vec<String> {
     entries
 }
 
+/// The C compilers and the linker that built the program at `path`.
+pub fn of(path: &Path) -> Result<crate::measure::fingerprint::Toolchain, ToolchainError> {
+    let entries = of_program(path)?;
+    Ok(crate::measure::fingerprint::Toolchain {
+        c_compilers: c_compilers(&entries),
+        linker: linker(&entries),
+    })
+}
+
 /// The entries that name a C compiler (everything but rustc and the
 /// linker, which the fingerprint records apart).
 pub fn c_compilers(toolchain: &[String]) -> Vec<String> {

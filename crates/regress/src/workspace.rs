@@ -68,48 +68,9 @@ impl Workspace {
     }
 }
 
-/// The file-name form of a harness name: `s2n_tls::handshake` becomes
-/// `s2n_tls.handshake` (colons are not portable in file names).
-pub fn file_stem(harness: &str) -> String {
-    harness.replace("::", ".")
-}
-
-/// Checks a harness name is `<library>::<path>` of lower-case words, so that
-/// file names, test filters and report keys built from it are safe.
-pub fn validate_harness_name(name: &str) -> Result<()> {
-    let parts: Vec<&str> = name.split("::").collect();
-    let word = |part: &&str| {
-        !part.is_empty()
-            && part
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-    };
-    if parts.len() >= 2 && parts.iter().all(word) {
-        Ok(())
-    } else {
-        Err(Error::HarnessName {
-            name: name.to_owned(),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stems_and_names() {
-        assert_eq!(
-            file_stem("s2n_tls::handshake_rsa4096"),
-            "s2n_tls.handshake_rsa4096"
-        );
-        assert!(validate_harness_name("s2n_tls::handshake_rsa4096").is_ok());
-        assert!(validate_harness_name("calibration::spin_1m").is_ok());
-        assert!(validate_harness_name("handshake").is_err());
-        assert!(validate_harness_name("s2n_tls::").is_err());
-        assert!(validate_harness_name("../etc::passwd").is_err());
-        assert!(validate_harness_name("A::b").is_err());
-    }
 
     #[test]
     fn finds_the_root_from_below() {

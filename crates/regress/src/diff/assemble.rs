@@ -17,12 +17,13 @@ use super::report::{DiffReport, DIFF_SCHEMA};
 use super::shard::Shard;
 use super::Side;
 use crate::format::{count, signed, signed_percent};
+use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
 use crate::judge::Threshold;
 use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
 use crate::report::events::{Event, Listener};
-use crate::workspace::{file_stem, Workspace};
+use crate::workspace::Workspace;
 use crate::{parallel, Measurement, Runner};
 
 /// One side, built.
@@ -86,13 +87,16 @@ pub(super) fn measure_and_compare(
     };
     let mut diffs = Vec::new();
     for harness in harnesses {
+        // The names come from the commits' programs, checked when listed;
+        // checked again here, where they become file names.
+        let name = HarnessName::new(harness).map_err(crate::Error::from)?;
         let result = |wanted: Side| {
             jobs.iter()
                 .zip(&results)
                 .find(|((side, name), _)| side.side == wanted && *name == harness)
                 .map(|(_, result)| result)
         };
-        diffs.push(comparison.harness(harness, result(Side::Base), result(Side::Head), listener));
+        diffs.push(comparison.harness(&name, result(Side::Base), result(Side::Head), listener));
     }
     compare::sort(&mut diffs);
     // Scratch folders are empty unless a measurement failed, in which
@@ -104,6 +108,7 @@ pub(super) fn measure_and_compare(
     ] {
         let _ = std::fs::remove_dir(dir);
     }
+    super::scratch::outputs_complete(outputs);
     Ok(DiffReport {
         schema: DIFF_SCHEMA,
         base: plan.base.clone(),
@@ -119,7 +124,7 @@ pub(super) fn measure_and_compare(
 /// The lines above `cg_annotate`'s text, so the file explains itself.
 fn diff_header(
     plan: &Commits<'_>,
-    harness: &str,
+    harness: &HarnessName,
     diff: &HarnessDiff,
     normalizer: &Normalizer,
 ) -> String {
@@ -166,7 +171,7 @@ impl Comparison<'_> {
     /// side that does not have it).
     fn harness(
         &self,
-        harness: &str,
+        harness: &HarnessName,
         base: Option<&Result<Measurement, DiffError>>,
         head: Option<&Result<Measurement, DiffError>>,
         listener: &dyn Listener,
@@ -201,12 +206,7 @@ impl Comparison<'_> {
             return HarnessDiff::one_sided(harness, base_count, head_count, threshold);
         };
 
-        let stem = file_stem(harness);
-        let profile = |side: Side| {
-            outputs
-                .join(side.name())
-                .join(format!("{stem}.cachegrind.out"))
-        };
+        let profile = |side: Side| harness.file_in(&outputs.join(side.name()), ".cachegrind.out");
         let (base_profile, head_profile) = (profile(Side::Base), profile(Side::Head));
         let functions = match (
             cachegrind_out::read(&base_profile),
@@ -219,8 +219,8 @@ impl Comparison<'_> {
             }
         };
         let mut diff = HarnessDiff::compared(harness, base_count, head_count, threshold, functions);
-        let explained: i64 = diff.functions.iter().map(|f| f.delta).sum();
-        if errors.is_empty() && Some(explained) != diff.delta {
+        let explained: i128 = diff.functions.iter().map(|f| i128::from(f.delta)).sum();
+        if errors.is_empty() && Some(explained) != diff.delta.map(i128::from) {
             errors.push(format!(
                 "the per-function changes add up to {} but the counts differ by {}; \
                  the profiles in {} do not match the counts",
@@ -239,7 +239,7 @@ impl Comparison<'_> {
         );
         match text {
             Ok(text) => {
-                let path = outputs.join(format!("{stem}.diff.txt"));
+                let path = harness.file_in(outputs, ".diff.txt");
                 let header = diff_header(self.plan, harness, &diff, &self.normalizer);
                 match std::fs::write(&path, format!("{header}{text}")) {
                     Ok(()) => diff.annotated_diff = Some(self.plan.workspace.display_path(&path)),
@@ -257,7 +257,7 @@ impl Comparison<'_> {
 
 /// The threshold of `harness`: base's committed one, else head's, else the
 /// default; and the error of a baseline file that does not load.
-fn threshold_for(sides: &[SideBuild], harness: &str) -> (Threshold, Option<String>) {
+fn threshold_for(sides: &[SideBuild], harness: &HarnessName) -> (Threshold, Option<String>) {
     for side in sides {
         let dir = side.worktree.path().join("baselines");
         match BaselineFile::load(&dir, harness) {

@@ -30,7 +30,6 @@
 //! target folder instead ([`isolation`]).
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde::Deserialize;
 
@@ -121,7 +120,8 @@ fn workspace_members(worktree: &Path) -> Result<Vec<String>, DiffError> {
         name: String,
     }
     let cargo = cargo();
-    let output = cargo_command()
+    let mut command = cargo_command();
+    command
         .args([
             "metadata",
             "--no-deps",
@@ -129,13 +129,15 @@ fn workspace_members(worktree: &Path) -> Result<Vec<String>, DiffError> {
             "1",
             "--offline",
         ])
-        .current_dir(worktree)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| DiffError::Spawn {
-            program: cargo.clone(),
-            source,
-        })?;
+        .current_dir(worktree);
+    // In a group of its own, with a time limit (see `crate::process`).
+    let output = crate::process::output(
+        command,
+        &cargo,
+        std::time::Duration::from_secs(300),
+        64 << 20,
+        crate::process::Role::Work,
+    )?;
     let fail = |detail: String| DiffError::Metadata {
         dir: worktree.to_path_buf(),
         detail,

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::attribution::{attribute, Origin};
 use super::normalize::Normalizer;
+use crate::harness_name::HarnessName;
 use crate::judge::{judge, Change, Threshold};
 
 /// How one function's cost changed from base to head.
@@ -183,7 +184,9 @@ impl TryFrom<String> for Verdict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessDiff {
-    pub harness: String,
+    /// Checked when a report is read: a name that is not a harness name
+    /// does not load.
+    pub harness: HarnessName,
     pub verdict: Verdict,
     /// The region count of base; absent when the harness is not in base or
     /// could not be measured there.
@@ -211,7 +214,7 @@ pub struct HarnessDiff {
 impl HarnessDiff {
     /// A harness measured on both sides.
     pub fn compared(
-        harness: &str,
+        harness: &HarnessName,
         base: u64,
         head: u64,
         threshold: Threshold,
@@ -227,7 +230,7 @@ impl HarnessDiff {
             i64::MAX
         });
         HarnessDiff {
-            harness: harness.to_owned(),
+            harness: harness.clone(),
             verdict: Verdict::Judged(judgement.change),
             base: Some(base),
             head: Some(head),
@@ -244,13 +247,13 @@ impl HarnessDiff {
 
     /// A harness that exists on one side only.
     pub fn one_sided(
-        harness: &str,
+        harness: &HarnessName,
         base: Option<u64>,
         head: Option<u64>,
         threshold: Threshold,
     ) -> HarnessDiff {
         HarnessDiff {
-            harness: harness.to_owned(),
+            harness: harness.clone(),
             verdict: if base.is_some() {
                 Verdict::Removed
             } else {
@@ -271,7 +274,7 @@ impl HarnessDiff {
 
     /// A harness that could not be compared.
     pub fn failed(
-        harness: &str,
+        harness: &HarnessName,
         base: Option<u64>,
         head: Option<u64>,
         threshold: Threshold,
@@ -317,6 +320,7 @@ fn group(harness: &HarnessDiff) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::name;
     use regress_profile::FunctionCost;
 
     fn profile(functions: &[(&str, &str, i64)]) -> Profile {
@@ -411,7 +415,7 @@ mod tests {
         // The calibration change of the end-to-end test: 0.05 % of 6 M is
         // 3,000, so +300,000 is far beyond it.
         let diff = HarnessDiff::compared(
-            "calibration::spin_2m",
+            &name("calibration::spin_2m"),
             6_000_027,
             6_300_027,
             Threshold::default(),
@@ -449,13 +453,13 @@ mod tests {
     fn sorting_puts_failures_first_then_size_then_one_sided() {
         let t = Threshold::default();
         let mut list = vec![
-            HarnessDiff::one_sided("z::added", None, Some(5), t),
-            HarnessDiff::compared("a::small", 1_000_000, 1_000_010, t, Vec::new()),
-            HarnessDiff::compared("b::improved", 1_000_000, 900_000, t, Vec::new()),
-            HarnessDiff::compared("c::regressed", 1_000_000, 1_050_000, t, Vec::new()),
-            HarnessDiff::failed("y::broken", Some(1), None, t, "boom".into()),
-            HarnessDiff::one_sided("a::removed", Some(5), None, t),
-            HarnessDiff::compared("d::same", 1_000_000, 1_000_000, t, Vec::new()),
+            HarnessDiff::one_sided(&name("z::added"), None, Some(5), t),
+            HarnessDiff::compared(&name("a::small"), 1_000_000, 1_000_010, t, Vec::new()),
+            HarnessDiff::compared(&name("b::improved"), 1_000_000, 900_000, t, Vec::new()),
+            HarnessDiff::compared(&name("c::regressed"), 1_000_000, 1_050_000, t, Vec::new()),
+            HarnessDiff::failed(&name("y::broken"), Some(1), None, t, "boom".into()),
+            HarnessDiff::one_sided(&name("a::removed"), Some(5), None, t),
+            HarnessDiff::compared(&name("d::same"), 1_000_000, 1_000_000, t, Vec::new()),
         ];
         sort(&mut list);
         let order: Vec<&str> = list.iter().map(|h| h.harness.as_str()).collect();

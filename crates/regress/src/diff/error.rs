@@ -54,13 +54,6 @@ pub enum DiffError {
         stderr: String,
     },
 
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-
     #[error(
         "the {side} commit {commit}: {source}\n  \
          The worktree has been removed; to investigate, `git switch --detach {commit}` there."
@@ -104,7 +97,10 @@ pub enum DiffError {
     )]
     NoHarness { filters: Vec<String> },
 
-    #[error("cannot {action} {path}: {source}")]
+    #[error(
+        "cannot {action} {path}: {source}.\n  {}",
+        crate::limits::io_hint(source)
+    )]
     Io {
         action: &'static str,
         path: PathBuf,
@@ -126,6 +122,9 @@ pub enum DiffError {
 
     #[error(transparent)]
     Runner(#[from] crate::Error),
+
+    #[error(transparent)]
+    Process(#[from] crate::process::ProcessError),
 }
 
 impl DiffError {

@@ -18,12 +18,20 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use super::error::DiffError;
 use super::report::Revision;
 use super::Side;
+use crate::process::{self, Role};
 use crate::report::events::{DiffStep, Event, Listener};
+
+/// How long one git command may take (a worktree checkout of a large
+/// repository is the slowest); past it, git and its children are killed.
+const GIT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most output kept from one git command.
+const GIT_OUTPUT_LIMIT: usize = 16 << 20;
 
 /// Environment variables that would point git at another repository or
 /// index than the one a command names with `-C` (they are set, for example,
@@ -46,10 +54,9 @@ pub struct Repo {
 impl Repo {
     /// The repository whose work tree contains `dir`.
     pub fn discover(dir: &Path) -> Result<Repo, DiffError> {
-        let output = git_command(dir)
-            .args(["rev-parse", "--show-toplevel"])
-            .output()
-            .map_err(spawn_error)?;
+        let mut command = git_command(dir);
+        command.args(["rev-parse", "--show-toplevel"]);
+        let output = git_output(command, Role::Work)?;
         if !output.status.success() {
             return Err(DiffError::NotARepository {
                 dir: dir.to_path_buf(),
@@ -76,8 +83,20 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.run_as(Role::Work, args)
+    }
+
+    /// Runs git with `args`; a clean-up (`Role::Cleanup`) still runs after
+    /// an interrupt.
+    fn run_as<I, S>(&self, role: Role, args: I) -> Result<Output, DiffError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let args: Vec<S> = args.into_iter().collect();
-        let output = self.git().args(&args).output().map_err(spawn_error)?;
+        let mut command = self.git();
+        command.args(&args);
+        let output = git_output(command, role)?;
         if output.status.success() {
             Ok(output)
         } else {
@@ -105,12 +124,11 @@ impl Repo {
                 reference: reference.to_owned(),
             });
         }
-        let output = self
-            .git()
+        let mut command = self.git();
+        command
             .args(["rev-parse", "--verify", "--end-of-options"])
-            .arg(format!("{reference}^{{commit}}"))
-            .output()
-            .map_err(spawn_error)?;
+            .arg(format!("{reference}^{{commit}}"));
+        let output = git_output(command, Role::Work)?;
         let commit = String::from_utf8_lossy(&output.stdout).trim().to_owned();
         if !output.status.success() || !is_object_name(&commit) {
             // "Needed a single revision" says nothing the message does not;
@@ -141,11 +159,9 @@ impl Repo {
     /// The best common ancestor of two commits; an error when they share no
     /// history (an orphan branch, another project's commit).
     pub fn merge_base(&self, base: &Revision, head: &Revision) -> Result<String, DiffError> {
-        let output = self
-            .git()
-            .args(["merge-base", "--end-of-options", &base.commit, &head.commit])
-            .output()
-            .map_err(spawn_error)?;
+        let mut command = self.git();
+        command.args(["merge-base", "--end-of-options", &base.commit, &head.commit]);
+        let output = git_output(command, Role::Work)?;
         let commit = String::from_utf8_lossy(&output.stdout).trim().to_owned();
         if output.status.success() && is_object_name(&commit) {
             return Ok(commit);
@@ -237,7 +253,7 @@ impl Repo {
                 }
             }
         }
-        let _ = self.run(["worktree", "prune"]);
+        let _ = self.run_as(Role::Cleanup, ["worktree", "prune"]);
     }
 }
 
@@ -269,7 +285,7 @@ impl Drop for Worktree<'_> {
         if !self.removed {
             self.removed = true;
             remove_worktree(&self.repo, &self.path, self.listener);
-            let _ = self.repo.run(["worktree", "prune"]);
+            let _ = self.repo.run_as(Role::Cleanup, ["worktree", "prune"]);
         }
     }
 }
@@ -278,12 +294,15 @@ impl Drop for Worktree<'_> {
 /// `listener`, not to the caller: this runs while unwinding from other
 /// errors.
 fn remove_worktree(repo: &Repo, path: &Path, listener: &dyn Listener) {
-    let removed = repo.run([
-        OsStr::new("worktree"),
-        OsStr::new("remove"),
-        OsStr::new("--force"),
-        path.as_os_str(),
-    ]);
+    let removed = repo.run_as(
+        Role::Cleanup,
+        [
+            OsStr::new("worktree"),
+            OsStr::new("remove"),
+            OsStr::new("--force"),
+            path.as_os_str(),
+        ],
+    );
     if path.exists() {
         if let Err(error) = std::fs::remove_dir_all(path) {
             let git = removed
@@ -300,22 +319,27 @@ fn remove_worktree(repo: &Repo, path: &Path, listener: &dyn Listener) {
 
 fn git_command(dir: &Path) -> Command {
     let mut command = Command::new("git");
-    command.arg("-C").arg(dir).stdin(Stdio::null());
+    command.arg("-C").arg(dir);
     for variable in GIT_LOCATION_VARIABLES {
         command.env_remove(variable);
     }
     command
 }
 
-fn spawn_error(source: std::io::Error) -> DiffError {
-    DiffError::Spawn {
-        program: PathBuf::from("git"),
-        source,
-    }
+/// Runs a git command in a process group of its own, within
+/// [`GIT_TIMEOUT`] (see [`crate::process`]).
+fn git_output(command: Command, role: Role) -> Result<Output, DiffError> {
+    Ok(process::output(
+        command,
+        Path::new("git"),
+        GIT_TIMEOUT,
+        GIT_OUTPUT_LIMIT,
+        role,
+    )?)
 }
 
 fn stderr_text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).trim().to_owned()
+    process::stderr_text(output)
 }
 
 /// A full SHA-1 or SHA-256 object name.

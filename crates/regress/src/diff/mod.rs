@@ -30,7 +30,9 @@
 //! - [`shard`] splits the harnesses across CI runners, and
 //!   [`report`] is the versioned result, which merges shards back into one;
 //! - [`render`] turns a report into a terminal table, Markdown for a pull
-//!   request comment, and Bencher Metric Format JSON.
+//!   request comment, and Bencher Metric Format JSON;
+//! - [`untrusted`] checks a report read back from a file (a CI artifact)
+//!   before anything is merged or rendered from it.
 //!
 //! Nothing here prints: progress goes to a [`crate::report::events::Listener`].
 
@@ -48,6 +50,7 @@ pub mod render;
 pub mod report;
 pub mod scratch;
 pub mod shard;
+pub mod untrusted;
 
 use std::fmt;
 

@@ -2,10 +2,13 @@
 //! comment (GitHub Markdown) and Bencher (Bencher Metric Format JSON).
 //!
 //! All three render the same report, so what the comment says is what the
-//! terminal said. Names that come from the measured code (function and file
-//! names) are untrusted text from the pull request's point of view: the
-//! Markdown puts them in code spans with `|` escaped, so a crafted name can
-//! neither break the table nor inject markup.
+//! terminal said. Every string that is not the program's own (refs,
+//! function and file names, Valgrind's version, error messages, problems)
+//! is untrusted text from the pull request's point of view: the Markdown
+//! shows it only inside code spans and code blocks
+//! ([`crate::report::markdown`]), so a crafted one can neither break the
+//! table nor become markup, a mention or a link. Harness names are checked
+//! names ([`crate::HarnessName`]) and are shown as code too.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,6 +18,8 @@ use super::report::DiffReport;
 use super::Outcome;
 use crate::format::{count, signed, signed_percent};
 use crate::judge::Change;
+use crate::report::html::svg::escape as html;
+use crate::report::markdown::{block, code};
 use crate::report::Table;
 
 /// Functions listed per changed harness in the terminal.
@@ -24,9 +29,6 @@ const MARKDOWN_FUNCTIONS: usize = 15;
 /// GitHub refuses comments over 65,536 characters; the per-harness details
 /// stop well before, and the table always fits.
 const MARKDOWN_BUDGET: usize = 60_000;
-/// Longer names are cut in the Markdown (C++-style generic names run to
-/// hundreds of characters).
-const MARKDOWN_NAME_LIMIT: usize = 160;
 
 /// The relative change, `+5.00%`, or `0.00%`, or `-` when there is none.
 fn percent(harness: &HarnessDiff) -> String {
@@ -113,7 +115,7 @@ pub fn text(report: &DiffReport) -> String {
     ]);
     for harness in &report.harnesses {
         table.row(vec![
-            harness.harness.clone(),
+            harness.harness.to_string(),
             optional(harness.base),
             optional(harness.head),
             change(harness),
@@ -201,44 +203,21 @@ fn emoji(verdict: Verdict) -> &'static str {
     }
 }
 
-/// `text` as an inline code span that is safe inside a table cell.
-fn code(text: &str) -> String {
-    let mut text: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if text.chars().count() > MARKDOWN_NAME_LIMIT {
-        text = text.chars().take(MARKDOWN_NAME_LIMIT - 1).collect();
-        text.push('…');
-    }
-    let text = text.replace('|', "\\|");
-    let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest_run + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{text}{pad}{fence}")
+/// The hidden line a pull request comment of this runner starts with; the
+/// comment workflow finds its own comment by it.
+pub const COMMENT_MARKER: &str = "<!-- regress-diff -->";
+
+/// The pull request comment: [`COMMENT_MARKER`], then [`markdown`]. Since
+/// every untrusted string is shown as code, the marker occurs once, at
+/// the start; `None` should it ever occur elsewhere (the comment must then
+/// not be posted).
+pub fn comment(report: &DiffReport) -> Option<String> {
+    let body = format!("{COMMENT_MARKER}\n{}", markdown(report));
+    (body.matches(COMMENT_MARKER).count() == 1 && !body[COMMENT_MARKER.len()..].contains("<!--"))
+        .then_some(body)
 }
 
-/// `text` inside HTML (a `<summary>`): a report read back by `diff-merge`
-/// may hold any harness name.
-fn html(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A fenced code block for free text (error messages).
-fn block(text: &str) -> String {
-    let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest_run.max(2) + 1);
-    format!("{fence}text\n{}\n{fence}\n", text.trim_end())
-}
-
-/// The pull request comment (and job summary).
+/// The pull request comment's Markdown (and the job summary).
 pub fn markdown(report: &DiffReport) -> String {
     let regressions = report
         .tally()
@@ -270,12 +249,12 @@ pub fn markdown(report: &DiffReport) -> String {
         code(report.head.short()),
         code(&report.base.reference),
         code(report.base.short()),
-        report.valgrind,
+        code(&report.valgrind),
         report.method,
         tally(report),
     );
     for problem in &report.problems {
-        let _ = writeln!(out, "> [!WARNING]\n> {}\n", problem.replace('\n', " "));
+        let _ = writeln!(out, "> [!WARNING]\n> {}\n", code(problem));
     }
 
     out.push_str("| harness | base | head | change | % | verdict | mostly in |\n");
@@ -405,6 +384,7 @@ mod tests {
     use crate::diff::compare::FunctionDelta;
     use crate::diff::report::tests::report;
     use crate::diff::shard::Shard;
+    use crate::fixtures::name;
     use crate::judge::Threshold;
 
     fn spin_report() -> DiffReport {
@@ -417,7 +397,7 @@ mod tests {
             delta: 300_000,
         }];
         let mut regressed = HarnessDiff::compared(
-            "calibration::spin_2m",
+            &name("calibration::spin_2m"),
             6_000_027,
             6_300_027,
             Threshold::default(),
@@ -425,14 +405,14 @@ mod tests {
         );
         regressed.annotated_diff = Some("perf_outputs/diff/calibration.spin_2m.diff.txt".into());
         let same = HarnessDiff::compared(
-            "calibration::spin_1m",
+            &name("calibration::spin_1m"),
             3_000_027,
             3_000_027,
             Threshold::default(),
             Vec::new(),
         );
         let added = HarnessDiff::one_sided(
-            "rustls::handshake",
+            &name("rustls::handshake"),
             None,
             Some(76_533_873),
             Threshold::default(),
@@ -528,15 +508,23 @@ mod tests {
     }
 
     #[test]
-    fn markdown_escapes_untrusted_names() {
-        assert_eq!(code("a|b"), "`a\\|b`");
-        assert_eq!(code("uses `tick`"), "`` uses `tick` ``");
-        assert_eq!(code("`start"), "`` `start ``");
-        assert_eq!(code("line\nbreak"), "`line break`");
-        let long = "x".repeat(500);
-        assert_eq!(code(&long).chars().count(), MARKDOWN_NAME_LIMIT + 2);
-        assert!(block("say ```hi```").starts_with("````text\n"));
-        assert_eq!(html("a<b>&\"c\""), "a&lt;b&gt;&amp;&quot;c&quot;");
+    fn markdown_shows_untrusted_strings_only_as_code() {
+        let mut report = spin_report();
+        let hostile = "@octocat <img src=x> [x](https://evil.example) <!-- regress-diff --> |";
+        report.base.reference = hostile.into();
+        report.problems.push(format!("{hostile}\n### fake heading"));
+        report.harnesses[0].functions[0].function = hostile.into();
+        report.harnesses[0].functions[0].file = "`` <b>bold</b>".into();
+        report.harnesses[0].error = Some(format!("```\n{hostile}\n```"));
+        report.valgrind = "3.22.0".into();
+        let md = markdown(&report);
+        assert!(!md.contains("<!--"), "{md}");
+        assert!(!md.contains("\n### fake"), "{md}");
+        let outside = crate::report::markdown::outside_code(&md);
+        for bad in ["@octocat", "<img", "](https", "<b>"] {
+            assert!(!outside.contains(bad), "{bad:?} outside code in {outside}");
+        }
+        assert!(md.contains("> [!WARNING]\n> `"), "{md}");
     }
 
     #[test]
@@ -544,7 +532,7 @@ mod tests {
         let mut report = spin_report();
         report.problems.push("shard 2/2 did not report".into());
         report.harnesses.push(HarnessDiff::failed(
-            "s2n_tls::handshake_rsa4096",
+            &name("s2n_tls::handshake_rsa4096"),
             Some(1),
             None,
             Threshold::default(),
@@ -557,7 +545,7 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("> [!WARNING]\n> shard 2/2 did not report"),
+            md.contains("> [!WARNING]\n> `shard 2/2 did not report`"),
             "{md}"
         );
         assert!(md.contains("failed under Valgrind"), "{md}");
@@ -576,7 +564,7 @@ mod tests {
         );
         let removed = report(
             vec![HarnessDiff::one_sided(
-                "a::gone",
+                &name("a::gone"),
                 Some(5),
                 None,
                 Threshold::default(),

@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::compare::{self, HarnessDiff, Verdict};
 use super::error::DiffError;
 use super::shard::Shard;
+use super::untrusted;
 use super::Outcome;
+use crate::limits;
 use crate::measure::valgrind::Method;
 
 /// The report format's version.
@@ -33,9 +35,15 @@ pub struct Revision {
 }
 
 impl Revision {
-    /// The abbreviated hash people read.
+    /// The abbreviated hash people read: its first 12 characters (a
+    /// character boundary even in a forged report's text).
     pub fn short(&self) -> &str {
-        &self.commit[..self.commit.len().min(12)]
+        let end = self
+            .commit
+            .char_indices()
+            .nth(12)
+            .map_or(self.commit.len(), |(index, _)| index);
+        &self.commit[..end]
     }
 }
 
@@ -88,10 +96,13 @@ impl DiffReport {
         Ok(text)
     }
 
-    /// Reads a report, refusing other schemas and shapes.
+    /// Reads a report as hostile input (in CI it is an artifact of a pull
+    /// request's run): at most [`untrusted::MAX_REPORT_BYTES`], this
+    /// schema and shape only, and every value bounded and consistent
+    /// ([`untrusted::check`]).
     pub fn read(path: &Path) -> Result<DiffReport, DiffError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| DiffError::io("read", path, source))?;
+        let text = limits::read_capped(path, untrusted::MAX_REPORT_BYTES)
+            .map_err(|source| DiffError::io("read", path, source))?;
         let bad = |reason: String| DiffError::BadReport {
             path: path.to_path_buf(),
             reason,
@@ -108,7 +119,10 @@ impl DiffReport {
             }
             None => return Err(bad("it has no \"schema\" number".to_owned())),
         }
-        serde_json::from_value(value).map_err(|error| bad(error.to_string()))
+        let report: DiffReport =
+            serde_json::from_value(value).map_err(|error| bad(error.to_string()))?;
+        untrusted::check(&report).map_err(bad)?;
+        Ok(report)
     }
 
     /// Puts the reports of the shards of one diff back together.
@@ -123,7 +137,7 @@ impl DiffReport {
         let Some(mut merged) = reports.next() else {
             return Err(DiffError::Merge("no reports to merge".to_owned()));
         };
-        let mut counts: BTreeSet<usize> = merged.shards.iter().map(|s| s.count).collect();
+        let mut counts: BTreeSet<usize> = merged.shards.iter().map(|s| s.count()).collect();
         let mut whole = merged.shards.is_empty();
         for report in reports {
             let same = |what: &str, a: &str, b: &str| {
@@ -144,7 +158,7 @@ impl DiffReport {
                 &report.method.to_string(),
             )?;
             whole |= report.shards.is_empty();
-            counts.extend(report.shards.iter().map(|s| s.count));
+            counts.extend(report.shards.iter().map(|s| s.count()));
             for shard in &report.shards {
                 if merged.shards.contains(shard) {
                     return Err(DiffError::Merge(format!(
@@ -180,8 +194,11 @@ impl DiffReport {
             )));
         }
         if let Some(count) = counts.into_iter().next() {
+            // `count` is at most `shard::MAX_SHARDS` (a report with more does
+            // not parse), so this loop is short.
+            let present: BTreeSet<usize> = merged.shards.iter().map(|s| s.index()).collect();
             let missing: Vec<String> = (1..=count)
-                .filter(|index| !merged.shards.iter().any(|s| s.index == *index))
+                .filter(|index| !present.contains(index))
                 .map(|index| format!("{index}/{count}"))
                 .collect();
             if !missing.is_empty() {
@@ -201,6 +218,7 @@ impl DiffReport {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::fixtures::name;
     use crate::judge::Threshold;
 
     pub(crate) fn report(harnesses: Vec<HarnessDiff>, shards: Vec<Shard>) -> DiffReport {
@@ -222,8 +240,14 @@ pub(crate) mod tests {
         }
     }
 
-    fn compared(name: &str, base: u64, head: u64) -> HarnessDiff {
-        HarnessDiff::compared(name, base, head, Threshold::default(), Vec::new())
+    fn compared(harness: &str, base: u64, head: u64) -> HarnessDiff {
+        HarnessDiff::compared(
+            &crate::fixtures::name(harness),
+            base,
+            head,
+            Threshold::default(),
+            Vec::new(),
+        )
     }
 
     #[test]
@@ -240,7 +264,7 @@ pub(crate) mod tests {
         assert_eq!(regressed.outcome(), Outcome::Regressed);
         let mut failed = regressed.clone();
         failed.harnesses.push(HarnessDiff::failed(
-            "a::d",
+            &name("a::d"),
             None,
             None,
             Threshold::default(),
@@ -250,7 +274,7 @@ pub(crate) mod tests {
         // Added and removed harnesses are reported, not failures.
         let one_sided = report(
             vec![HarnessDiff::one_sided(
-                "a::new",
+                &name("a::new"),
                 None,
                 Some(9),
                 Threshold::default(),

@@ -1,8 +1,9 @@
 //! The diff's scratch state: its lock, its cargo target folder, and the
-//! outputs of the previous diff it clears.
+//! outputs of the previous diff, kept aside until this one completes.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::error::DiffError;
 
@@ -42,9 +43,46 @@ pub(super) fn choose_target_dir(
     Ok((own.to_path_buf(), None))
 }
 
+/// The diff lock of a checkout: one diff at a time. While it is held, the
+/// previous diff's outputs are kept aside (`clear_outputs`); when it is
+/// released they are dropped if this diff completed its outputs
+/// (`outputs_complete`) and put back otherwise (an error, Ctrl-C), so a
+/// diff that does not finish leaves the last complete report as it was.
+#[derive(Debug)]
+pub struct DiffLock {
+    _file: File,
+}
+
+impl Drop for DiffLock {
+    fn drop(&mut self) {
+        let pending = std::mem::take(
+            &mut *PENDING
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        for outputs in pending {
+            let complete = outputs.complete && !crate::process::interrupted();
+            finish(&outputs.dir, complete);
+        }
+    }
+}
+
+/// Output folders whose previous contents are kept aside, and whether this
+/// diff completed them. Global because the lock and the outputs are made
+/// in separate steps of the pipeline.
+static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+
+struct Pending {
+    dir: PathBuf,
+    complete: bool,
+}
+
+/// Where the previous diff's outputs wait while a new diff runs.
+const PREVIOUS: &str = ".previous";
+
 /// Takes the diff lock of this checkout, waiting (after calling `waiting`)
 /// for a diff that holds it.
-pub(super) fn lock(scratch: &Path, waiting: impl FnOnce()) -> Result<File, DiffError> {
+pub(super) fn lock(scratch: &Path, waiting: impl FnOnce()) -> Result<DiffLock, DiffError> {
     let path = scratch.join(".lock");
     let file = OpenOptions::new()
         .create(true)
@@ -53,45 +91,113 @@ pub(super) fn lock(scratch: &Path, waiting: impl FnOnce()) -> Result<File, DiffE
         .open(&path)
         .map_err(|source| DiffError::io("open", &path, source))?;
     match file.try_lock() {
-        Ok(()) => Ok(file),
+        Ok(()) => Ok(DiffLock { _file: file }),
         Err(TryLockError::WouldBlock) => {
             waiting();
             file.lock()
                 .map_err(|source| DiffError::io("lock", &path, source))?;
-            Ok(file)
+            Ok(DiffLock { _file: file })
         }
         Err(TryLockError::Error(source)) => Err(DiffError::io("lock", &path, source)),
     }
 }
 
-/// Removes what an earlier diff wrote to `outputs`, so nothing stale is
-/// mistaken for this run's result.
-pub(super) fn clear_outputs(outputs: &Path) -> Result<(), DiffError> {
-    match std::fs::read_dir(outputs) {
-        Ok(entries) => {
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                let ours = matches!(name.as_ref(), "base" | "head" | ".scratch")
-                    || name.ends_with(".diff.txt")
-                    || name.starts_with("report.");
-                if !ours {
-                    continue;
-                }
-                let removed = if path.is_dir() {
-                    std::fs::remove_dir_all(&path)
-                } else {
-                    std::fs::remove_file(&path)
-                };
-                removed.map_err(|source| DiffError::io("remove", &path, source))?;
-            }
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(source) => return Err(DiffError::io("list", outputs, source)),
+/// Whether `name` is an output a diff writes into its folder (everything
+/// else there is the user's and left alone).
+fn is_ours(name: &str) -> bool {
+    matches!(name, "base" | "head" | ".scratch") || name.ends_with(".diff.txt")
+}
+
+/// The outputs a diff writes in `dir`, except its report (`report.*`, which
+/// the command replaces whole when the diff has completed).
+fn ours(dir: &Path) -> Vec<(String, PathBuf)> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|entry| {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    is_ours(&name).then(|| (name, entry.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn remove(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
     }
+}
+
+/// Sets the previous diff's per-harness outputs in `outputs` aside (into
+/// `.previous/`), so that nothing stale is mistaken for this run's result
+/// and nothing complete is lost before this run completes. Its report
+/// stays where it is until the command replaces it. Call only while
+/// holding the [`DiffLock`]; it puts them back or drops them when released.
+pub(super) fn clear_outputs(outputs: &Path) -> Result<(), DiffError> {
     std::fs::create_dir_all(outputs)
-        .map_err(|source| DiffError::io("create the folder", outputs, source))
+        .map_err(|source| DiffError::io("create the folder", outputs, source))?;
+    let previous = outputs.join(PREVIOUS);
+    if previous.is_dir() {
+        // A diff killed outright (no chance to clean up) left `.previous`
+        // with the last complete outputs, and its own partial ones beside.
+        for (_, path) in ours(outputs) {
+            remove(&path).map_err(|source| DiffError::io("remove", &path, source))?;
+        }
+    } else {
+        std::fs::create_dir(&previous)
+            .map_err(|source| DiffError::io("create the folder", &previous, source))?;
+        for (name, path) in ours(outputs) {
+            if name == ".scratch" {
+                remove(&path).map_err(|source| DiffError::io("remove", &path, source))?;
+                continue;
+            }
+            let aside = previous.join(&name);
+            std::fs::rename(&path, &aside)
+                .map_err(|source| DiffError::io("move aside", &path, source))?;
+        }
+    }
+    PENDING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push(Pending {
+            dir: outputs.to_path_buf(),
+            complete: false,
+        });
+    Ok(())
+}
+
+/// This diff has written all of its outputs in `outputs`: the previous
+/// ones can go when the lock is released.
+pub(super) fn outputs_complete(outputs: &Path) {
+    for pending in PENDING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .iter_mut()
+        .filter(|pending| pending.dir == outputs)
+    {
+        pending.complete = true;
+    }
+}
+
+/// Drops the outputs set aside (`complete`), or puts them back in place of
+/// this diff's partial ones. Errors are ignored: this runs while unwinding,
+/// and what it could not move is still in `.previous/`, where the next diff
+/// finds it.
+fn finish(outputs: &Path, complete: bool) {
+    let previous = outputs.join(PREVIOUS);
+    if !complete {
+        for (_, path) in ours(outputs) {
+            let _ = remove(&path);
+        }
+        for (name, path) in ours(&previous) {
+            let _ = std::fs::rename(&path, outputs.join(name));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&previous);
 }
 
 pub(super) struct RemoveOnDrop(pub(super) PathBuf);
@@ -106,23 +212,78 @@ impl Drop for RemoveOnDrop {
 mod tests {
     use super::*;
 
-    #[test]
-    fn clearing_outputs_keeps_what_is_not_ours() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let outputs = dir.path().join("diff");
-        std::fs::create_dir_all(outputs.join("base")).expect("mkdir");
-        for file in ["a.diff.txt", "report.md", "report.json", "notes.txt"] {
-            std::fs::write(outputs.join(file), "x").expect("write");
-        }
-        clear_outputs(&outputs).expect("clear");
-        let mut left: Vec<String> = std::fs::read_dir(&outputs)
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
             .expect("list")
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
             .collect();
-        left.sort();
-        assert_eq!(left, vec!["notes.txt"]);
-        clear_outputs(&dir.path().join("new")).expect("a missing folder is created");
-        assert!(dir.path().join("new").is_dir());
+        names.sort();
+        names
+    }
+
+    /// A diff that does not complete leaves the previous outputs as they
+    /// were; one that completes replaces them; the user's files stay.
+    #[test]
+    fn previous_outputs_wait_until_the_new_ones_are_complete() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lock_dir = dir.path().join("scratch");
+        std::fs::create_dir_all(&lock_dir).expect("mkdir");
+        let outputs = dir.path().join("diff");
+        std::fs::create_dir_all(outputs.join("base")).expect("mkdir");
+        for file in ["a.diff.txt", "report.md", "report.json", "notes.txt"] {
+            std::fs::write(outputs.join(file), "old").expect("write");
+        }
+
+        // Fails half-way: its partial outputs go, the old ones come back.
+        {
+            let _lock = lock(&lock_dir, || {}).expect("lock");
+            clear_outputs(&outputs).expect("clear");
+            assert_eq!(
+                names(&outputs),
+                [".previous", "notes.txt", "report.json", "report.md"]
+            );
+            std::fs::create_dir_all(outputs.join("head")).expect("mkdir");
+            std::fs::write(outputs.join("b.diff.txt"), "partial").expect("write");
+        }
+        assert_eq!(
+            names(&outputs),
+            [
+                "a.diff.txt",
+                "base",
+                "notes.txt",
+                "report.json",
+                "report.md"
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(outputs.join("a.diff.txt")).expect("read"),
+            "old"
+        );
+
+        // Completes: the old outputs are gone, the new ones stay.
+        {
+            let _lock = lock(&lock_dir, || {}).expect("lock");
+            clear_outputs(&outputs).expect("clear");
+            std::fs::write(outputs.join("c.diff.txt"), "new").expect("write");
+            outputs_complete(&outputs);
+        }
+        assert_eq!(
+            names(&outputs),
+            ["c.diff.txt", "notes.txt", "report.json", "report.md"]
+        );
+
+        // Killed outright earlier: `.previous` is the complete set.
+        std::fs::create_dir_all(outputs.join(".previous")).expect("mkdir");
+        std::fs::write(outputs.join(".previous/d.diff.txt"), "complete").expect("write");
+        {
+            let _lock = lock(&lock_dir, || {}).expect("lock");
+            clear_outputs(&outputs).expect("clear");
+            assert_eq!(
+                names(&outputs),
+                [".previous", "notes.txt", "report.json", "report.md"]
+            );
+        }
+        assert!(outputs.join("d.diff.txt").is_file());
     }
 
     #[test]

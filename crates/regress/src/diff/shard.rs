@@ -17,12 +17,32 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// Shard `index` of `count`, 1-based as people count.
+/// The most shards a diff may be split into (CI uses a handful).
+pub const MAX_SHARDS: usize = 256;
+
+/// Shard `index` of `count`, 1-based as people count. Read from a report,
+/// it is checked like one given on the command line ([`Shard::new`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RawShard")]
 pub struct Shard {
-    pub index: usize,
-    pub count: usize,
+    index: usize,
+    count: usize,
+}
+
+/// A shard as it stands in a file, before it is checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShard {
+    index: usize,
+    count: usize,
+}
+
+impl TryFrom<RawShard> for Shard {
+    type Error = ShardError;
+
+    fn try_from(raw: RawShard) -> Result<Shard, ShardError> {
+        Shard::new(raw.index, raw.count)
+    }
 }
 
 /// A `--shard` that names no shard.
@@ -32,6 +52,8 @@ pub enum ShardError {
     Syntax { text: String },
     #[error("the number of shards must be at least 1")]
     NoShards,
+    #[error("{count} shards are too many: at most {MAX_SHARDS}")]
+    TooMany { count: usize },
     #[error("shard {index} of {count} does not exist: shards are numbered 1 to {count}")]
     OutOfRange { index: usize, count: usize },
 }
@@ -41,10 +63,23 @@ impl Shard {
         if count == 0 {
             return Err(ShardError::NoShards);
         }
+        if count > MAX_SHARDS {
+            return Err(ShardError::TooMany { count });
+        }
         if index == 0 || index > count {
             return Err(ShardError::OutOfRange { index, count });
         }
         Ok(Shard { index, count })
+    }
+
+    /// Which shard this is, from 1.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// How many shards there are.
+    pub fn count(&self) -> usize {
+        self.count
     }
 
     /// The items of this shard, from a list every shard sees in the same
@@ -88,7 +123,17 @@ mod tests {
     fn parses_k_of_n() {
         assert_eq!("2/3".parse::<Shard>(), Ok(Shard { index: 2, count: 3 }));
         assert_eq!(" 1 / 1 ".parse::<Shard>(), Ok(Shard { index: 1, count: 1 }));
-        for bad in ["0/3", "4/3", "1/0", "3", "a/b", "-1/2", "1/2/3", ""] {
+        for bad in [
+            "0/3",
+            "4/3",
+            "1/0",
+            "3",
+            "a/b",
+            "-1/2",
+            "1/2/3",
+            "",
+            "1/1000000000000000",
+        ] {
             assert!(bad.parse::<Shard>().is_err(), "{bad:?} must be refused");
         }
         let error = "0/3".parse::<Shard>().unwrap_err();
@@ -98,6 +143,23 @@ mod tests {
             "x/2".parse::<Shard>(),
             Err(ShardError::Syntax { .. })
         ));
+    }
+
+    /// A shard read from a report is checked like one from the command
+    /// line: 10^15 shards would make a merge count to 10^15.
+    #[test]
+    fn a_deserialised_shard_is_checked() {
+        let shard: Shard = serde_json::from_str(r#"{"index":2,"count":3}"#).expect("valid");
+        assert_eq!((shard.index(), shard.count()), (2, 3));
+        for bad in [
+            r#"{"index":1,"count":1000000000000000}"#,
+            r#"{"index":0,"count":3}"#,
+            r#"{"index":4,"count":3}"#,
+            r#"{"index":1,"count":0}"#,
+            r#"{"index":1,"count":2,"x":1}"#,
+        ] {
+            assert!(serde_json::from_str::<Shard>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -5,25 +5,28 @@
 //! Valgrind version decides the counting method. The threshold belongs to the
 //! harness, not to an entry.
 //!
-//! Baselines change only through [`bless`], which the user runs on purpose
+//! Baselines change only through [`bless`] ([`super::bless`]), which the user runs on purpose
 //! (`regress bless`); measuring never writes them.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::Threshold;
-use crate::atomic_file;
-use crate::measure::fingerprint::Fingerprint;
-use crate::measure::measurement::Measurement;
-use crate::workspace::file_stem;
+pub use super::bless::{bless, bless_all, Blessed};
+use super::{Threshold, ThresholdProblem};
+use crate::harness_name::HarnessName;
+use crate::limits::{self, MAX_COUNT};
+use crate::measure::fingerprint::{Fingerprint, FingerprintProblem};
 
 /// Bumped whenever the file's meaning changes.
 pub const BASELINE_SCHEMA: u32 = 1;
 
 /// The largest count a baseline may hold: the runner's counts come from
 /// `i64` profile totals, and a larger one can only be a hand edit.
-pub const MAX_INSTRUCTIONS: u64 = i64::MAX as u64;
+pub const MAX_INSTRUCTIONS: u64 = MAX_COUNT;
+
+/// The most entries a file may hold (one per kind of machine: a handful).
+pub const MAX_ENTRIES: usize = 256;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
@@ -44,8 +47,8 @@ pub enum BaselineError {
     Invalid { path: PathBuf, problem: Problem },
 
     #[error(
-        "cannot {action} the baseline {path}: {source}.\n  \
-         Check that the folder exists and is writable; the file itself was not changed."
+        "cannot {action} the baseline {path}: {source}.\n  {}; the file itself was not changed.",
+        crate::limits::io_hint(source)
     )]
     Io {
         action: &'static str,
@@ -61,7 +64,10 @@ pub enum BaselineError {
         source: serde_json::Error,
     },
 
-    #[error("cannot write the baseline {path}: {source}")]
+    #[error(
+        "cannot write the baseline {path}: {source}\n  \
+         No baseline was changed: the files this bless had written before were put back."
+    )]
     Write {
         path: PathBuf,
         /// Boxed to keep every baseline `Result` small.
@@ -77,16 +83,29 @@ pub enum Problem {
     Schema { found: u32 },
     #[error("it names harness {found:?}, but its file name says {expected:?}")]
     HarnessName { found: String, expected: String },
-    #[error("threshold.relative_percent must be a non-negative number, not {value}")]
-    Threshold { value: f64 },
+    #[error(transparent)]
+    Threshold(ThresholdProblem),
     #[error("entry {entry} has an instruction count of 0")]
     ZeroCount { entry: usize },
     #[error("entry {entry} counts {count} instructions, more than any measurement can ({MAX_INSTRUCTIONS})")]
     CountTooLarge { entry: usize, count: u64 },
     #[error("entry {entry} makes 0 calls per run")]
     ZeroOperations { entry: usize },
+    #[error("entry {entry}: `{field}` is {value}, more than {MAX_COUNT}")]
+    TooLarge {
+        entry: usize,
+        field: &'static str,
+        value: u64,
+    },
     #[error("entry {entry} repeats the fingerprint of an earlier entry")]
     DuplicateFingerprint { entry: usize },
+    #[error("entry {entry}: {problem}")]
+    Fingerprint {
+        entry: usize,
+        problem: FingerprintProblem,
+    },
+    #[error("it has more than {MAX_ENTRIES} entries")]
+    TooManyEntries,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,23 +133,25 @@ fn is_one_operation(operations: &u64) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct BaselineFile {
     pub schema: u32,
-    pub harness: String,
+    /// Checked when the file is read: a name that is not a harness name
+    /// does not load.
+    pub harness: HarnessName,
     pub threshold: Threshold,
     pub entries: Vec<BaselineEntry>,
 }
 
 impl BaselineFile {
     /// Where the baseline of `harness` lives in `dir`.
-    pub fn path(dir: &Path, harness: &str) -> PathBuf {
-        dir.join(format!("{}.json", file_stem(harness)))
+    pub fn path(dir: &Path, harness: &HarnessName) -> PathBuf {
+        harness.file_in(dir, ".json")
     }
 
     /// Loads and validates the baseline of `harness`; `Ok(None)` when it
     /// has no file. A file that does not load is an error, never "no
     /// baseline": it must be fixed, not judged around or overwritten.
-    pub fn load(dir: &Path, harness: &str) -> Result<Option<BaselineFile>, BaselineError> {
+    pub fn load(dir: &Path, harness: &HarnessName) -> Result<Option<BaselineFile>, BaselineError> {
         let path = BaselineFile::path(dir, harness);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match limits::read_capped(&path, limits::MAX_SMALL_FILE) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
@@ -151,20 +172,19 @@ impl BaselineFile {
         Ok(Some(file))
     }
 
-    fn validate(&self, harness: &str) -> Result<(), Problem> {
+    fn validate(&self, harness: &HarnessName) -> Result<(), Problem> {
         if self.schema != BASELINE_SCHEMA {
             return Err(Problem::Schema { found: self.schema });
         }
-        if self.harness != harness {
+        if &self.harness != harness {
             return Err(Problem::HarnessName {
-                found: self.harness.clone(),
-                expected: harness.to_owned(),
+                found: self.harness.to_string(),
+                expected: harness.to_string(),
             });
         }
-        if !self.threshold.is_valid() {
-            return Err(Problem::Threshold {
-                value: self.threshold.relative_percent,
-            });
+        self.threshold.validate().map_err(Problem::Threshold)?;
+        if self.entries.len() > MAX_ENTRIES {
+            return Err(Problem::TooManyEntries);
         }
         for (index, entry) in self.entries.iter().enumerate() {
             if entry.instructions == 0 {
@@ -179,6 +199,25 @@ impl BaselineFile {
             if entry.operations_per_run == 0 {
                 return Err(Problem::ZeroOperations { entry: index });
             }
+            for (field, value) in [
+                ("operations_per_run", entry.operations_per_run),
+                ("bytes_per_run", entry.bytes_per_run.unwrap_or(0)),
+            ] {
+                if value > MAX_COUNT {
+                    return Err(Problem::TooLarge {
+                        entry: index,
+                        field,
+                        value,
+                    });
+                }
+            }
+            entry
+                .fingerprint
+                .validate()
+                .map_err(|problem| Problem::Fingerprint {
+                    entry: index,
+                    problem,
+                })?;
             if self.entries[..index]
                 .iter()
                 .any(|earlier| earlier.fingerprint == entry.fingerprint)
@@ -206,92 +245,6 @@ impl BaselineFile {
     }
 }
 
-/// What [`bless`] did.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Blessed {
-    /// A new file was created.
-    Created { path: PathBuf, instructions: u64 },
-    /// An entry was added for a fingerprint the file did not have.
-    Added { path: PathBuf, instructions: u64 },
-    /// The entry of this fingerprint changed.
-    Updated { path: PathBuf, from: u64, to: u64 },
-    /// The entry already held this count.
-    Unchanged { path: PathBuf, instructions: u64 },
-}
-
-/// Records `measurement` as the baseline for its fingerprint, keeping every
-/// other entry and the threshold. An existing file that does not load is
-/// left alone: blessing must not paper over a corrupt baseline.
-pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineError> {
-    let path = BaselineFile::path(dir, &measurement.harness);
-    let entry = BaselineEntry {
-        fingerprint: measurement.fingerprint.clone(),
-        instructions: measurement.instructions,
-        bytes_per_run: measurement.bytes_per_run,
-        operations_per_run: measurement.operations_per_run,
-    };
-    let (file, outcome) = match BaselineFile::load(dir, &measurement.harness)? {
-        None => (
-            BaselineFile {
-                schema: BASELINE_SCHEMA,
-                harness: measurement.harness.clone(),
-                threshold: Threshold::for_count(measurement.instructions),
-                entries: vec![entry],
-            },
-            Blessed::Created {
-                path: path.clone(),
-                instructions: measurement.instructions,
-            },
-        ),
-        Some(mut file) => {
-            let outcome = match file
-                .entries
-                .iter_mut()
-                .find(|existing| existing.fingerprint == entry.fingerprint)
-            {
-                Some(existing) if existing == &entry => Blessed::Unchanged {
-                    path: path.clone(),
-                    instructions: entry.instructions,
-                },
-                Some(existing) => {
-                    let from = existing.instructions;
-                    *existing = entry;
-                    Blessed::Updated {
-                        path: path.clone(),
-                        from,
-                        to: measurement.instructions,
-                    }
-                }
-                None => {
-                    file.entries.push(entry);
-                    Blessed::Added {
-                        path: path.clone(),
-                        instructions: measurement.instructions,
-                    }
-                }
-            };
-            (file, outcome)
-        }
-    };
-    if matches!(outcome, Blessed::Unchanged { .. }) {
-        return Ok(outcome);
-    }
-    std::fs::create_dir_all(dir).map_err(|source| BaselineError::Io {
-        action: "create the folder of",
-        path: path.clone(),
-        source,
-    })?;
-    let text = file.to_json().map_err(|source| BaselineError::Serialize {
-        path: path.clone(),
-        source,
-    })?;
-    atomic_file::write(&path, text.as_bytes()).map_err(|source| BaselineError::Write {
-        path,
-        source: Box::new(source),
-    })?;
-    Ok(outcome)
-}
-
 impl BaselineFile {
     /// The file's text: pretty JSON, one field a line, ending in a newline,
     /// so that a re-bless reads as a small `git diff`.
@@ -306,15 +259,20 @@ impl BaselineFile {
 mod tests {
     use super::*;
     use crate::fixtures;
+    use crate::measure::measurement::Measurement;
 
-    const HARNESS: &str = "s2n_tls::handshake_rsa4096";
+    const HARNESS_NAME: &str = "s2n_tls::handshake_rsa4096";
+
+    fn harness() -> HarnessName {
+        fixtures::name(HARNESS_NAME)
+    }
 
     fn fingerprint(valgrind: &str) -> Fingerprint {
         fixtures::fingerprint(valgrind)
     }
 
     fn measurement(valgrind: &str, instructions: u64) -> Measurement {
-        let mut measurement = fixtures::measurement(HARNESS, instructions, None);
+        let mut measurement = fixtures::measurement(HARNESS_NAME, instructions, None);
         measurement.fingerprint = fixtures::fingerprint(valgrind);
         measurement
     }
@@ -344,7 +302,7 @@ mod tests {
         let outcome = bless(dir.path(), &measurement("3.19.0", 90_000)).expect("again");
         assert!(matches!(outcome, Blessed::Unchanged { .. }));
 
-        let file = BaselineFile::load(dir.path(), HARNESS)
+        let file = BaselineFile::load(dir.path(), &harness())
             .expect("load")
             .expect("a file");
         assert_eq!(file.entries.len(), 2);
@@ -365,7 +323,7 @@ mod tests {
     fn bless_keeps_a_hand_tuned_threshold() {
         let dir = tempfile::tempdir().expect("tempdir");
         bless(dir.path(), &measurement("3.19.0", 100_000)).expect("create");
-        let path = BaselineFile::path(dir.path(), HARNESS);
+        let path = BaselineFile::path(dir.path(), &harness());
         let text = std::fs::read_to_string(&path).expect("read");
         std::fs::write(
             &path,
@@ -373,7 +331,7 @@ mod tests {
         )
         .expect("write");
         bless(dir.path(), &measurement("3.19.0", 120_000)).expect("update");
-        let file = BaselineFile::load(dir.path(), HARNESS)
+        let file = BaselineFile::load(dir.path(), &harness())
             .expect("load")
             .expect("a file");
         assert_eq!(file.threshold.relative_percent, 0.5);
@@ -382,7 +340,7 @@ mod tests {
     #[test]
     fn a_missing_baseline_is_no_file_not_an_error() {
         let dir = tempfile::tempdir().expect("tempdir");
-        assert!(BaselineFile::load(dir.path(), HARNESS)
+        assert!(BaselineFile::load(dir.path(), &harness())
             .expect("load")
             .is_none());
     }
@@ -410,7 +368,7 @@ mod tests {
     fn corrupt_and_hand_edited_baselines_are_refused_and_kept() {
         let dir = tempfile::tempdir().expect("tempdir");
         bless(dir.path(), &measurement("3.19.0", 100_000)).expect("create");
-        let path = BaselineFile::path(dir.path(), HARNESS);
+        let path = BaselineFile::path(dir.path(), &harness());
         let good = std::fs::read_to_string(&path).expect("read");
         let cases: Vec<(String, &str)> = vec![
             (good[..good.len() / 2].to_owned(), "not valid JSON"),
@@ -441,12 +399,42 @@ mod tests {
             ),
             (
                 good.replace("\"relative_percent\": 0.05", "\"relative_percent\": -1.0"),
-                "non-negative",
+                "from 0 to 100",
+            ),
+            (
+                good.replace("\"relative_percent\": 0.05", "\"relative_percent\": 1e300"),
+                "from 0 to 100",
+            ),
+            (
+                good.replace("\"absolute\": 1000", "\"absolute\": 18446744073709551615"),
+                "more than any count",
+            ),
+            (
+                good.replace(
+                    "\"instructions\": 100000",
+                    "\"instructions\": 9223372036854775808",
+                ),
+                "more than any measurement can",
+            ),
+            (
+                good.replace(
+                    "\"instructions\": 100000",
+                    "\"instructions\": 100000, \"operations_per_run\": 0",
+                ),
+                "0 calls per run",
+            ),
+            (
+                good.replace("s2n_tls::handshake_rsa4096", "../../../tmp/x"),
+                "is not a harness name",
+            ),
+            (
+                good.replace("\"valgrind\": \"3.19.0\"", "\"valgrind\": \"<b>3</b>\""),
+                "not a Valgrind version",
             ),
         ];
         for (text, expected) in cases {
             std::fs::write(&path, &text).expect("write");
-            let error = BaselineFile::load(dir.path(), HARNESS).unwrap_err();
+            let error = BaselineFile::load(dir.path(), &harness()).unwrap_err();
             let message = error.to_string();
             assert!(
                 message.contains(expected),
@@ -465,10 +453,10 @@ mod tests {
     #[test]
     fn duplicate_fingerprints_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let file = fixtures::baseline(HARNESS, &[("3.19.0", 1), ("3.19.0", 1)]);
-        let path = BaselineFile::path(dir.path(), HARNESS);
+        let file = fixtures::baseline(HARNESS_NAME, &[("3.19.0", 1), ("3.19.0", 1)]);
+        let path = BaselineFile::path(dir.path(), &harness());
         std::fs::write(&path, serde_json::to_string(&file).expect("json")).expect("write");
-        let message = BaselineFile::load(dir.path(), HARNESS)
+        let message = BaselineFile::load(dir.path(), &harness())
             .unwrap_err()
             .to_string();
         assert!(message.contains("repeats the fingerprint"), "{message}");

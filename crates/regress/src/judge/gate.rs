@@ -139,13 +139,13 @@ pub fn evaluate(
     measurement: &Measurement,
     baseline: Result<Option<BaselineFile>, BaselineError>,
 ) -> Result<Verdict, BaselineError> {
-    let harness = measurement.harness.clone();
     let Some(file) = baseline? else {
         return Ok(Verdict::Unmatched(Unmatched::NoBaseline {
-            path: BaselineFile::path(std::path::Path::new("baselines"), &harness),
-            harness,
+            path: BaselineFile::path(std::path::Path::new("baselines"), &measurement.harness),
+            harness: measurement.harness.to_string(),
         }));
     };
+    let harness = measurement.harness.to_string();
     let Some(entry) = file.entry_for(&measurement.fingerprint) else {
         let differences = file
             .closest(&measurement.fingerprint)

@@ -12,6 +12,7 @@
 //! saturates instead of wrapping.
 
 pub mod baseline;
+pub mod bless;
 pub mod gate;
 pub mod noise;
 
@@ -71,10 +72,36 @@ impl Threshold {
         relative.max(self.absolute)
     }
 
-    /// Whether the relative part is a usable percentage.
-    pub fn is_valid(&self) -> bool {
-        self.relative_percent.is_finite() && self.relative_percent >= 0.0
+    /// Checks a threshold read from a file: a percentage from 0 to 100 and
+    /// an absolute floor below 2^63. A larger one would disable the gate
+    /// without a word (a change of 1e300 % never counts), so it is refused.
+    pub fn validate(&self) -> Result<(), ThresholdProblem> {
+        let percent = self.relative_percent;
+        if !(percent.is_finite() && (0.0..=MAX_PERCENT).contains(&percent)) {
+            return Err(ThresholdProblem::Percent { value: percent });
+        }
+        if self.absolute > crate::limits::MAX_COUNT {
+            return Err(ThresholdProblem::Absolute {
+                value: self.absolute,
+            });
+        }
+        Ok(())
     }
+}
+
+/// The largest relative threshold: a change of more than the whole count.
+pub const MAX_PERCENT: f64 = 100.0;
+
+/// A threshold that would make the gate meaningless.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum ThresholdProblem {
+    #[error("threshold.relative_percent must be a number from 0 to {MAX_PERCENT}, not {value}")]
+    Percent { value: f64 },
+    #[error(
+        "threshold.absolute is {value}, more than any count ({})",
+        crate::limits::MAX_COUNT
+    )]
+    Absolute { value: u64 },
 }
 
 /// How a count moved, as the judge sees it.
@@ -195,18 +222,40 @@ mod tests {
         let down = judge(u64::MAX, 1, Threshold::default());
         assert_eq!(down.change, Change::Improved);
         assert_eq!(down.delta(), 1 - i128::from(u64::MAX));
-        let huge = Threshold {
-            relative_percent: 1e300,
-            absolute: 0,
-        };
-        assert_eq!(huge.allowance(u64::MAX), u64::MAX);
-        assert_eq!(judge(u64::MAX, 0, huge).change, Change::WithinThreshold);
         let broken = Threshold {
             relative_percent: f64::NAN,
             absolute: 7,
         };
-        assert!(!broken.is_valid());
+        assert!(broken.validate().is_err());
         assert_eq!(broken.allowance(1_000_000), 7);
+    }
+
+    /// A threshold that would let any change through is refused, not
+    /// applied: 1e300 % would judge every count "within threshold".
+    #[test]
+    fn thresholds_that_disable_the_gate_are_refused() {
+        let with = |relative_percent, absolute| Threshold {
+            relative_percent,
+            absolute,
+        };
+        assert!(Threshold::default().validate().is_ok());
+        assert!(with(100.0, crate::limits::MAX_COUNT).validate().is_ok());
+        assert!(with(0.0, 0).validate().is_ok());
+        for bad in [
+            with(1e300, 0),
+            with(100.01, 0),
+            with(-1.0, 0),
+            with(f64::INFINITY, 0),
+            with(0.05, u64::MAX),
+            with(0.05, crate::limits::MAX_COUNT + 1),
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+        // Within the bounds, the arithmetic of the largest counts is exact.
+        let max = crate::limits::MAX_COUNT;
+        let widest = judge(max, 1, with(100.0, max));
+        assert_eq!(widest.change, Change::WithinThreshold);
+        assert_eq!(judge(1, max, with(100.0, 0)).change, Change::Regressed);
     }
 
     #[test]

@@ -48,7 +48,9 @@ impl Spread {
             (noisy as f64 / self.min() as f64 * 100.0 * 100.0).ceil() / 100.0
         };
         Threshold {
-            relative_percent: relative.max(default.relative_percent),
+            relative_percent: relative
+                .max(default.relative_percent)
+                .min(super::MAX_PERCENT),
             absolute: default.absolute.max(noisy),
         }
     }

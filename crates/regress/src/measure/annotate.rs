@@ -9,7 +9,12 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::error::{Error, Result};
+use crate::measure::cachegrind;
 use crate::measure::valgrind::Valgrind;
+use crate::process::{self, Role};
+
+/// The most output kept from one tool (real annotations are a few MiB).
+const MAX_TOOL_OUTPUT: usize = 256 << 20;
 
 /// `cg_annotate PROFILE`: the function-by-function summary.
 pub fn annotate(valgrind: &Valgrind, profile: &Path) -> Result<String> {
@@ -29,18 +34,18 @@ pub fn diff(valgrind: &Valgrind, before: &Path, after: &Path, out: &Path) -> Res
 
 /// Runs one of Valgrind's tools (`program`, reading `input`) and returns
 /// its standard output; a failure quotes its standard error. The one way
-/// the runner and `regress diff` call `cg_annotate` and `cg_diff`.
-pub fn run_tool(mut command: Command, program: &Path, input: &Path) -> Result<Vec<u8>> {
-    let output = command.output().map_err(|source| Error::Spawn {
-        program: program.to_path_buf(),
-        source,
-    })?;
+/// the runner and `regress diff` call `cg_annotate` and `cg_diff`: in a
+/// process group of its own, within the child time limit
+/// (`REGRESS_TIMEOUT_SECS`).
+pub fn run_tool(command: Command, program: &Path, input: &Path) -> Result<Vec<u8>> {
+    let timeout = cachegrind::timeout_from_env()?;
+    let output = process::output(command, program, timeout, MAX_TOOL_OUTPUT, Role::Work)?;
     if !output.status.success() {
         return Err(Error::Annotate {
             program: program.to_path_buf(),
             status: output.status.to_string(),
             input: input.to_path_buf(),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            stderr: process::stderr_text(&output),
         });
     }
     Ok(output.stdout)

@@ -17,14 +17,17 @@
 //!   stack, is the same wherever the project is checked out.
 
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use regress_measure::child::{ChildReport, ChildRequest};
 
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::measure::valgrind::Valgrind;
+use crate::process::{Ended, Role, Supervised};
 
 /// Seconds a child may run before it is killed (default 600).
 pub const ENV_TIMEOUT: &str = "REGRESS_TIMEOUT_SECS";
@@ -66,22 +69,37 @@ pub fn child_environment() -> Vec<(&'static str, String)> {
     env
 }
 
+/// The longest limit accepted: a day. A larger one is a typo, and a limit
+/// past what the clock can add would overflow.
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
 /// Reads the child time limit from the environment.
 pub fn timeout_from_env() -> Result<Duration> {
-    match std::env::var(ENV_TIMEOUT) {
-        Err(_) => Ok(DEFAULT_TIMEOUT),
-        Ok(text) => text
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|seconds| *seconds > 0)
-            .map(Duration::from_secs)
-            .ok_or(Error::BadSetting {
-                variable: ENV_TIMEOUT,
-                value: text,
-                expected: "a positive whole number of seconds",
-            }),
-    }
+    parse_timeout(std::env::var(ENV_TIMEOUT).ok().as_deref())
+}
+
+fn parse_timeout(value: Option<&str>) -> Result<Duration> {
+    let Some(text) = value else {
+        return Ok(DEFAULT_TIMEOUT);
+    };
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|seconds| (1..=MAX_TIMEOUT_SECS).contains(seconds))
+        .map(Duration::from_secs)
+        .ok_or_else(|| Error::BadSetting {
+            variable: ENV_TIMEOUT,
+            value: text.chars().take(40).collect(),
+            expected: "a whole number of seconds from 1 to 86400",
+        })
+}
+
+/// How long a quick question to a tool (`valgrind --version`, the
+/// measured program's `list`) may take: the child limit, at most a minute.
+pub fn quick_timeout() -> Duration {
+    timeout_from_env()
+        .unwrap_or(DEFAULT_TIMEOUT)
+        .min(Duration::from_secs(60))
 }
 
 /// One child to run.
@@ -152,23 +170,29 @@ impl ChildSpec<'_> {
             .stderr(create(&stderr_path)?);
 
         without_address_randomization(&mut command);
-        let mut child = command.spawn().map_err(|source| Error::Spawn {
-            program: self.valgrind.program.clone(),
-            source,
-        })?;
-        let status = wait_with_timeout(&mut child, self.timeout).map_err(|source| Error::Io {
-            action: "wait for",
-            path: self.valgrind.program.clone(),
-            source,
-        })?;
-        let Some(status) = status else {
-            return Err(Error::Timeout {
-                harness: self.harness.to_owned(),
-                seconds: self.timeout.as_secs(),
-                logs: self.scratch.to_path_buf(),
-            });
+        let child = Supervised::spawn(&mut command, &self.valgrind.program, Role::Work)?;
+        let status = match child.wait(Some(self.timeout))? {
+            Ended::Exited(status) => status,
+            Ended::TimedOut => {
+                return Err(Error::Timeout {
+                    harness: self.harness.to_owned(),
+                    seconds: self.timeout.as_secs(),
+                    logs: self.scratch.to_path_buf(),
+                })
+            }
         };
         if !status.success() {
+            // A full disk or a file-size limit makes the child fail in its
+            // own words (a panic, exit code 101, with no stderr to show,
+            // since stderr could not be written either): name the cause.
+            if let Some(cause) = cannot_write(self.scratch, status) {
+                return Err(Error::OutputFull {
+                    harness: self.harness.to_owned(),
+                    folder: self.scratch.to_path_buf(),
+                    status: describe(status),
+                    cause,
+                });
+            }
             return Err(Error::ChildFailed {
                 harness: self.harness.to_owned(),
                 status: describe(status),
@@ -177,22 +201,46 @@ impl ChildSpec<'_> {
             });
         }
         let report_path = self.scratch.join(&report_name);
-        let report = match std::fs::read_to_string(&report_path) {
+        let report = match limits::read_capped(&report_path, limits::MAX_SMALL_FILE) {
             Ok(text) => serde_json::from_str(&text).map_err(|source| Error::Json {
                 what: "child report",
                 path: report_path.clone(),
                 source,
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if !profile.exists() {
+                    return Err(Error::ValgrindDidNotRun {
+                        harness: self.harness.to_owned(),
+                        program: self.valgrind.program.clone(),
+                        log: format!("{}\n{}", tail(&log, 20), tail(&stderr_path, 20)),
+                    });
+                }
                 return Err(Error::NoReport {
                     harness: self.harness.to_owned(),
                     binary: self.binary.to_path_buf(),
-                })
+                });
             }
             Err(source) => return Err(Error::io("read", report_path, source)),
         };
         Ok(ChildOutcome { profile, report })
     }
+}
+
+/// Why a failed child may have failed for want of room: killed by SIGXFSZ
+/// (a file-size limit), or its folder cannot take a small file now. `None`
+/// when the folder takes one (the failure is the child's own).
+fn cannot_write(folder: &Path, status: ExitStatus) -> Option<std::io::Error> {
+    use std::os::unix::process::ExitStatusExt;
+    if status.signal() == Some(libc::SIGXFSZ) {
+        return Some(std::io::Error::from_raw_os_error(libc::EFBIG));
+    }
+    let probe = folder.join(".room-probe");
+    let written = File::create(&probe).and_then(|mut file| {
+        file.write_all(&[0u8; 64 * 1024])?;
+        file.sync_all()
+    });
+    let _ = std::fs::remove_file(&probe);
+    written.err()
 }
 
 /// Starts the child with address-space randomization off, as `setarch -R`
@@ -240,26 +288,6 @@ fn link_binary(binary: &Path, link: &Path) -> Result<()> {
         .map_err(|source| Error::io("link", link, source))
 }
 
-/// Waits for `child`, killing it after `timeout`. `Ok(None)` means it was
-/// killed.
-fn wait_with_timeout(
-    child: &mut std::process::Child,
-    timeout: Duration,
-) -> std::io::Result<Option<ExitStatus>> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        if Instant::now() >= deadline {
-            child.kill()?;
-            child.wait()?;
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn describe(status: ExitStatus) -> String {
     match status.code() {
         Some(code) => format!("exit code {code}"),
@@ -303,15 +331,28 @@ mod tests {
     }
 
     #[test]
-    fn waits_and_kills_after_the_timeout() {
-        let Some(sleep) = crate::measure::valgrind::find_on_path("sleep") else {
-            return;
-        };
-        let mut child = Command::new(sleep).arg("30").spawn().expect("spawn sleep");
-        let started = Instant::now();
-        let status = wait_with_timeout(&mut child, Duration::from_millis(200)).expect("wait");
-        assert!(status.is_none(), "a sleeping child must be killed");
-        assert!(started.elapsed() < Duration::from_secs(10));
+    fn the_time_limit_is_bounded() {
+        assert_eq!(parse_timeout(None).expect("default"), DEFAULT_TIMEOUT);
+        assert_eq!(
+            parse_timeout(Some(" 15 ")).expect("15"),
+            Duration::from_secs(15)
+        );
+        for bad in ["0", "-1", "x", "86401", "18446744073709551615", ""] {
+            let error = parse_timeout(Some(bad)).unwrap_err().to_string();
+            assert!(error.contains("from 1 to 86400"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_folder_that_takes_files_is_not_blamed() {
+        use std::os::unix::process::ExitStatusExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(cannot_write(dir.path(), ExitStatus::from_raw(101 << 8)).is_none());
+        let missing = dir.path().join("gone");
+        assert!(cannot_write(&missing, ExitStatus::from_raw(101 << 8)).is_some());
+        let by_signal = cannot_write(dir.path(), ExitStatus::from_raw(libc::SIGXFSZ))
+            .expect("SIGXFSZ is a size limit");
+        assert_eq!(by_signal.raw_os_error(), Some(libc::EFBIG));
     }
 
     #[test]

@@ -40,6 +40,35 @@ pub struct Fingerprint {
     pub cpu_features: Vec<String>,
     /// Versions of the TLS and crypto crates, from `Cargo.lock`.
     pub libraries: BTreeMap<String, String>,
+    /// The C compilers that built parts of the measured program, from its
+    /// `.comment` section ([`crate::toolchain`]). `None` in entries blessed
+    /// before compilers were recorded: such an entry matches no fingerprint
+    /// measured now (which always has the list), so the gate asks for a
+    /// bless instead of comparing counts of possibly other compilers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_compilers: Option<Vec<String>>,
+    /// The linker that linked the measured program, when it left its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linker: Option<String>,
+}
+
+/// The compilers and linker that built a measured program.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Toolchain {
+    pub c_compilers: Vec<String>,
+    pub linker: Option<String>,
+}
+
+/// Bounds on what a fingerprint read from a file may hold.
+const MAX_FIELD_CHARS: usize = 200;
+const MAX_LIST: usize = 128;
+
+/// What is wrong with a fingerprint read from a file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fingerprint field `{field}`: {problem}")]
+pub struct FingerprintProblem {
+    pub field: &'static str,
+    pub problem: String,
 }
 
 impl Fingerprint {
@@ -47,6 +76,7 @@ impl Fingerprint {
         valgrind: &Valgrind,
         cpu_features: Vec<String>,
         libraries: BTreeMap<String, String>,
+        toolchain: Toolchain,
     ) -> Fingerprint {
         Fingerprint {
             valgrind: valgrind.version.to_string(),
@@ -55,7 +85,45 @@ impl Fingerprint {
             target: env!("REGRESS_TARGET").to_owned(),
             cpu_features,
             libraries,
+            c_compilers: Some(toolchain.c_compilers),
+            linker: toolchain.linker,
         }
+    }
+
+    /// Checks a fingerprint read from a file: a Valgrind version as
+    /// Valgrind prints it, and every other text short, printable and
+    /// bounded in number, so that no message or report it reaches can be
+    /// flooded or forged.
+    pub fn validate(&self) -> Result<(), FingerprintProblem> {
+        let problem = |field: &'static str, problem: String| FingerprintProblem { field, problem };
+        if self.valgrind.len() > 32
+            || !self
+                .valgrind
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+            || crate::measure::valgrind::Version::parse(&self.valgrind).is_none()
+        {
+            return Err(problem(
+                "valgrind",
+                format!("{:?} is not a Valgrind version", short(&self.valgrind)),
+            ));
+        }
+        text("rustc", &self.rustc)?;
+        text("target", &self.target)?;
+        list("cpu_features", self.cpu_features.iter())?;
+        list(
+            "libraries",
+            self.libraries
+                .iter()
+                .flat_map(|(name, version)| [name, version]),
+        )?;
+        if let Some(compilers) = &self.c_compilers {
+            list("c_compilers", compilers.iter())?;
+        }
+        if let Some(linker) = &self.linker {
+            text("linker", linker)?;
+        }
+        Ok(())
     }
 
     /// Human-readable differences from `other`, empty when they match.
@@ -89,6 +157,28 @@ impl Fingerprint {
                 extra.join(" ")
             ));
         }
+        match (&self.c_compilers, &other.c_compilers) {
+            (ours, theirs) if ours == theirs => {}
+            (None, Some(theirs)) => out.push(format!(
+                "c compilers: [{}] here, not recorded in the baseline (blessed before the \
+                 compilers were part of the fingerprint)",
+                theirs.join("; ")
+            )),
+            (ours, theirs) => out.push(format!(
+                "c compilers: [{}] here, [{}] in the baseline",
+                theirs.as_deref().unwrap_or_default().join("; "),
+                ours.as_deref().unwrap_or_default().join("; ")
+            )),
+        }
+        // An entry from before compilers were recorded has said so above.
+        if self.linker != other.linker && self.c_compilers.is_some() {
+            let name = |linker: &Option<String>| linker.clone().unwrap_or_else(|| "none".into());
+            out.push(format!(
+                "linker: {} here, {} in the baseline",
+                name(&other.linker),
+                name(&self.linker)
+            ));
+        }
         let names: std::collections::BTreeSet<_> = self
             .libraries
             .keys()
@@ -103,6 +193,41 @@ impl Fingerprint {
         }
         out
     }
+}
+
+fn short(text: &str) -> String {
+    text.chars().take(40).collect()
+}
+
+fn text(field: &'static str, value: &str) -> Result<(), FingerprintProblem> {
+    if value.chars().count() > MAX_FIELD_CHARS || value.chars().any(|c| c.is_control()) {
+        return Err(FingerprintProblem {
+            field,
+            problem: format!(
+                "{:?}… is longer than {MAX_FIELD_CHARS} characters or holds control characters",
+                short(value)
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn list<'a>(
+    field: &'static str,
+    values: impl Iterator<Item = &'a String>,
+) -> Result<(), FingerprintProblem> {
+    let mut count = 0;
+    for value in values {
+        count += 1;
+        if count > MAX_LIST {
+            return Err(FingerprintProblem {
+                field,
+                problem: format!("more than {MAX_LIST} entries"),
+            });
+        }
+        text(field, value)?;
+    }
+    Ok(())
 }
 
 /// Reads the versions of [`TRACKED_CRATES`] from a `Cargo.lock`.
@@ -178,6 +303,52 @@ version = "0.30.0"
         assert_eq!(versions["s2n-tls"], "0.3.47");
         assert_eq!(versions["aws-lc-sys"], "0.30.0, 0.47.0");
         assert!(library_versions_from("not [ toml").is_err());
+    }
+
+    /// An entry blessed before compilers were recorded still loads, but
+    /// matches no fingerprint measured now, and the difference says why.
+    #[test]
+    fn entries_without_compilers_load_but_do_not_match() {
+        let now = sample();
+        let mut old: serde_json::Value = serde_json::to_value(&now).expect("json");
+        let object = old.as_object_mut().expect("object");
+        object.remove("c_compilers");
+        object.remove("linker");
+        let old: Fingerprint = serde_json::from_value(old).expect("an old entry loads");
+        assert_eq!(old.c_compilers, None);
+        assert_ne!(old, now);
+        let differences = old.differences(&now).join("\n");
+        assert!(
+            differences.contains("not recorded in the baseline"),
+            "{differences}"
+        );
+        assert!(!differences.contains("linker"), "{differences}");
+        // A written fingerprint carries the compilers.
+        let written = serde_json::to_string(&now).expect("json");
+        assert!(written.contains("\"c_compilers\""), "{written}");
+        let mut clang = sample();
+        clang.c_compilers = Some(vec!["clang version 14.0.6".into()]);
+        clang.linker = Some("LLD 22.1.2".into());
+        let differences = sample().differences(&clang).join("\n");
+        assert!(differences.contains("c compilers: [clang"), "{differences}");
+        assert!(
+            differences.contains("linker: LLD 22.1.2 here"),
+            "{differences}"
+        );
+    }
+
+    #[test]
+    fn hostile_fingerprints_are_refused() {
+        assert_eq!(sample().validate(), Ok(()));
+        let mut bad = sample();
+        bad.valgrind = "3.19.0\n## fake".into();
+        assert!(bad.validate().is_err());
+        let mut bad = sample();
+        bad.rustc = "x".repeat(1000);
+        assert!(bad.validate().is_err());
+        let mut bad = sample();
+        bad.cpu_features = vec!["a".into(); 1000];
+        assert!(bad.validate().is_err());
     }
 
     #[test]

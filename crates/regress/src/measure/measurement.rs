@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::measure::fingerprint::Fingerprint;
-use crate::workspace::{file_stem, Workspace};
+use crate::harness_name::HarnessName;
+use crate::limits::{self, MAX_COUNT};
+use crate::measure::fingerprint::{Fingerprint, FingerprintProblem};
+use crate::workspace::Workspace;
 
 /// What a record or baseline entry written before `operations_per_run`
 /// existed means: one call per run.
@@ -25,8 +27,8 @@ pub const MEASUREMENT_SCHEMA: u32 = 1;
 #[serde(deny_unknown_fields)]
 pub struct Measurement {
     pub schema: u32,
-    /// `<library>::<path>`.
-    pub harness: String,
+    /// `<library>::<path>`, checked when the record is read.
+    pub harness: HarnessName,
     /// Instructions executed by one warm run of the path.
     pub instructions: u64,
     /// Application bytes one run moves, for throughput paths.
@@ -41,6 +43,19 @@ pub struct Measurement {
     pub annotated: PathBuf,
     /// The raw Cachegrind profile of the region, relative to the root.
     pub profile: PathBuf,
+}
+
+/// What is wrong with a record that parses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordProblem {
+    #[error("it is not named after its harness ({expected})")]
+    FileName { expected: String },
+    #[error("`{field}` is {value}, outside 1 to {MAX_COUNT}")]
+    Count { field: &'static str, value: u64 },
+    #[error("`{field}` is empty, longer than 1024 bytes or holds control characters")]
+    Path { field: &'static str },
+    #[error(transparent)]
+    Fingerprint(FingerprintProblem),
 }
 
 /// Instructions per application byte, for throughput paths (those that
@@ -72,18 +87,22 @@ impl Measurement {
     /// Where the record of `harness` lives in the workspace's
     /// `perf_outputs/` (a [`crate::Runner`] with another output folder
     /// writes it there instead: [`Measurement::path_in`]).
-    pub fn path(workspace: &Workspace, harness: &str) -> PathBuf {
+    pub fn path(workspace: &Workspace, harness: &HarnessName) -> PathBuf {
         Measurement::path_in(&workspace.perf_outputs_dir(), harness)
     }
 
     /// Where the record of `harness` lives in the output folder `dir`.
-    pub fn path_in(dir: &Path, harness: &str) -> PathBuf {
-        dir.join(format!("{}.json", file_stem(harness)))
+    pub fn path_in(dir: &Path, harness: &HarnessName) -> PathBuf {
+        harness.file_in(dir, ".json")
     }
 
+    /// Reads a record, treating it as hostile: a name that is not a harness
+    /// name, a file name that is not the harness's, a count or a number of
+    /// calls out of bounds, a path that leaves the project or a fingerprint
+    /// out of shape is refused with its reason.
     pub fn read(path: &Path) -> Result<Measurement> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| Error::io("read", path, source))?;
+        let text = limits::read_capped(path, limits::MAX_SMALL_FILE)
+            .map_err(|source| Error::io("read", path, source))?;
         let record: Measurement = serde_json::from_str(&text).map_err(|source| Error::Json {
             what: "measurement record",
             path: path.to_path_buf(),
@@ -96,7 +115,47 @@ impl Measurement {
                 expected: MEASUREMENT_SCHEMA,
             });
         }
+        record.validate(path).map_err(|problem| Error::BadRecord {
+            path: path.to_path_buf(),
+            problem,
+        })?;
         Ok(record)
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), RecordProblem> {
+        let expected = format!("{}.json", self.harness.file_stem());
+        if path.file_name().and_then(|name| name.to_str()) != Some(expected.as_str()) {
+            return Err(RecordProblem::FileName { expected });
+        }
+        if self.instructions == 0 || self.instructions > MAX_COUNT {
+            return Err(RecordProblem::Count {
+                field: "instructions",
+                value: self.instructions,
+            });
+        }
+        if self.operations_per_run == 0 || self.operations_per_run > MAX_COUNT {
+            return Err(RecordProblem::Count {
+                field: "operations_per_run",
+                value: self.operations_per_run,
+            });
+        }
+        if let Some(bytes) = self.bytes_per_run.filter(|bytes| *bytes > MAX_COUNT) {
+            return Err(RecordProblem::Count {
+                field: "bytes_per_run",
+                value: bytes,
+            });
+        }
+        // The paths are what the record says it was written with; they are
+        // shown, never opened (readers find a harness's files by its name).
+        for (field, value) in [("annotated", &self.annotated), ("profile", &self.profile)] {
+            let text = value.to_string_lossy();
+            if text.is_empty() || text.len() > 1024 || text.chars().any(char::is_control) {
+                return Err(RecordProblem::Path { field });
+            }
+        }
+        self.fingerprint
+            .validate()
+            .map_err(RecordProblem::Fingerprint)
     }
 
     /// Every record in `perf_outputs/`, sorted by harness name.

@@ -23,4 +23,5 @@ pub mod measurement;
 pub mod overhead;
 pub mod runner;
 pub mod scale;
+pub mod scratch;
 pub mod valgrind;

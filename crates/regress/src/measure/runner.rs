@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use regress_measure::child::PREPARED_INPUTS;
@@ -12,12 +13,14 @@ use regress_profile::{annotated, cachegrind_out};
 
 use crate::atomic_file;
 use crate::error::{Error, Result};
+use crate::harness_name::HarnessName;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec};
-use crate::measure::fingerprint::{self, Fingerprint};
+use crate::measure::fingerprint::{self, Fingerprint, Toolchain};
 use crate::measure::measurement::{Measurement, MEASUREMENT_SCHEMA};
+use crate::measure::scratch::ScratchDir;
 use crate::measure::valgrind::{Method, Valgrind};
-use crate::workspace::{file_stem, validate_harness_name, Workspace};
+use crate::workspace::Workspace;
 
 static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
 
@@ -33,6 +36,8 @@ pub struct Runner {
     pub timeout: Duration,
     libraries: BTreeMap<String, String>,
     outputs: PathBuf,
+    /// The compilers of each measured program, read once per program.
+    toolchains: Arc<Mutex<BTreeMap<PathBuf, Toolchain>>>,
 }
 
 impl Runner {
@@ -44,6 +49,7 @@ impl Runner {
             valgrind,
             timeout,
             libraries,
+            toolchains: Arc::default(),
         })
     }
 
@@ -73,38 +79,48 @@ impl Runner {
     /// Measures `harness`, a test of the test binary `binary`, and writes its
     /// annotated profile and record into `perf_outputs/`.
     pub fn measure(&self, harness: &str, binary: &Path) -> Result<Measurement> {
-        validate_harness_name(harness)?;
+        let harness = HarnessName::new(harness)?;
+        crate::process::check()?;
         let outputs = &self.outputs;
         std::fs::create_dir_all(outputs)
             .map_err(|source| Error::io("create the output folder", outputs, source))?;
-        let scratch = self.scratch_dir(harness)?;
-        let result = self.measure_in(harness, binary, &scratch);
-        if result.is_ok() {
+        let mut scratch = ScratchDir::create(
+            &self.outputs.join(".scratch"),
+            &format!(
+                "{}.{}",
+                harness.file_stem(),
+                NEXT_SCRATCH.fetch_add(1, Ordering::Relaxed)
+            ),
+        )?;
+        let result = self.measure_in(&harness, binary, scratch.path());
+        if let Err(error) = &result {
             // Keep the scratch folder after a failure: its logs are the
-            // evidence the error message points to.
-            let _ = std::fs::remove_dir_all(&scratch);
+            // evidence the error message points to. An interrupted one
+            // holds no evidence of anything.
+            if !error.is_interrupted() {
+                scratch.keep();
+            }
         }
         result
     }
 
-    fn scratch_dir(&self, harness: &str) -> Result<PathBuf> {
-        let dir = self.outputs.join(".scratch").join(format!(
-            "{}.{}.{}",
-            file_stem(harness),
-            std::process::id(),
-            NEXT_SCRATCH.fetch_add(1, Ordering::Relaxed)
-        ));
-        if dir.exists() {
-            let _ = std::fs::remove_dir_all(&dir);
+    /// The compilers and linker that built `binary`, read once.
+    fn toolchain(&self, binary: &Path) -> Result<Toolchain> {
+        let mut known = self
+            .toolchains
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(toolchain) = known.get(binary) {
+            return Ok(toolchain.clone());
         }
-        std::fs::create_dir_all(&dir)
-            .map_err(|source| Error::io("create the scratch folder", &dir, source))?;
-        Ok(dir)
+        let toolchain = crate::toolchain::of(binary)?;
+        known.insert(binary.to_path_buf(), toolchain.clone());
+        Ok(toolchain)
     }
 
     fn child<'a>(
         &'a self,
-        harness: &'a str,
+        harness: &'a HarnessName,
         binary: &'a Path,
         scratch: &'a Path,
         runs: usize,
@@ -120,7 +136,12 @@ impl Runner {
         }
     }
 
-    fn measure_in(&self, harness: &str, binary: &Path, scratch: &Path) -> Result<Measurement> {
+    fn measure_in(
+        &self,
+        harness: &HarnessName,
+        binary: &Path,
+        scratch: &Path,
+    ) -> Result<Measurement> {
         let last = self
             .child(harness, binary, scratch, PREPARED_INPUTS)
             .run()?;
@@ -141,13 +162,21 @@ impl Runner {
                 check_same_machine(harness, &before, &last)?;
                 let region = scratch.join("region.cachegrind.out");
                 annotate::diff(&self.valgrind, &before.profile, &last.profile, &region)?;
-                let total = instructions_of(&last.profile)? - instructions_of(&before.profile)?;
+                let (after, before) = (
+                    instructions_of(&last.profile)?,
+                    instructions_of(&before.profile)?,
+                );
+                // Checked: the counts come from files a child wrote.
+                let total = after.checked_sub(before).ok_or(Error::NonPositiveCount {
+                    harness: harness.to_string(),
+                    count: i64::MIN,
+                })?;
                 (region, total)
             }
         };
         if instructions <= 0 {
             return Err(Error::NonPositiveCount {
-                harness: harness.to_owned(),
+                harness: harness.to_string(),
                 count: instructions,
             });
         }
@@ -158,7 +187,7 @@ impl Runner {
         })?;
         if annotation.total_instructions != instructions {
             return Err(Error::AnnotationMismatch {
-                harness: harness.to_owned(),
+                harness: harness.to_string(),
                 annotated: annotation.total_instructions,
                 raw: instructions,
             });
@@ -166,8 +195,12 @@ impl Runner {
 
         let mut libraries = self.libraries.clone();
         libraries.extend(last.report.runtime_libraries.clone());
-        let fingerprint =
-            Fingerprint::new(&self.valgrind, last.report.cpu_features.clone(), libraries);
+        let fingerprint = Fingerprint::new(
+            &self.valgrind,
+            last.report.cpu_features.clone(),
+            libraries,
+            self.toolchain(binary)?,
+        );
         self.write_outputs(
             Outcome {
                 harness,
@@ -191,13 +224,12 @@ impl Runner {
         region_profile: &Path,
     ) -> Result<Measurement> {
         let harness = outcome.harness;
-        let stem = file_stem(harness);
         let outputs = &self.outputs;
-        let annotated_path = outputs.join(format!("{stem}.annotated.txt"));
-        let profile_path = outputs.join(format!("{stem}.cachegrind.out"));
+        let annotated_path = harness.file_in(outputs, ".annotated.txt");
+        let profile_path = harness.file_in(outputs, ".cachegrind.out");
         let measurement = Measurement {
             schema: MEASUREMENT_SCHEMA,
-            harness: harness.to_owned(),
+            harness: harness.clone(),
             instructions: outcome.instructions,
             bytes_per_run: outcome.bytes_per_run,
             operations_per_run: outcome.operations_per_run,
@@ -227,7 +259,7 @@ impl Runner {
 
 /// What a measurement found, before it is written down.
 struct Outcome<'a> {
-    harness: &'a str,
+    harness: &'a HarnessName,
     instructions: u64,
     bytes_per_run: Option<u64>,
     operations_per_run: u64,
@@ -252,10 +284,14 @@ fn instructions_of(path: &Path) -> Result<i64> {
 
 /// Both subtraction children must have seen the same CPU, or their
 /// difference means nothing.
-fn check_same_machine(harness: &str, before: &ChildOutcome, last: &ChildOutcome) -> Result<()> {
+fn check_same_machine(
+    harness: &HarnessName,
+    before: &ChildOutcome,
+    last: &ChildOutcome,
+) -> Result<()> {
     if before.report.cpu_features != last.report.cpu_features {
         return Err(Error::CpuFeaturesDiffer {
-            harness: harness.to_owned(),
+            harness: harness.to_string(),
             before: before.report.cpu_features.clone(),
             after: last.report.cpu_features.clone(),
         });
@@ -290,6 +326,15 @@ fn header(measurement: &Measurement) -> String {
             }
         ),
         format!("{}; target {}", fingerprint.rustc, fingerprint.target),
+        format!(
+            "C compilers {}; linker {}",
+            match &fingerprint.c_compilers {
+                Some(compilers) if !compilers.is_empty() => compilers.join("; "),
+                Some(_) => "none".to_owned(),
+                None => "not recorded".to_owned(),
+            },
+            fingerprint.linker.as_deref().unwrap_or("not recorded")
+        ),
     ];
     if let Some(per_byte) = measurement.instructions_per_byte() {
         lines.push(format!("instructions per byte {per_byte:.3}"));
@@ -352,6 +397,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             libraries: BTreeMap::new(),
             outputs: workspace.perf_outputs_dir(),
+            toolchains: Arc::default(),
         }
         .with_output_dir(&elsewhere);
         let profile = dir.path().join("region.cachegrind.out");
@@ -359,7 +405,7 @@ mod tests {
         let written = runner
             .write_outputs(
                 Outcome {
-                    harness: "a::b",
+                    harness: &HarnessName::new("a::b").expect("name"),
                     instructions: 5,
                     bytes_per_run: None,
                     operations_per_run: 1,
@@ -369,7 +415,8 @@ mod tests {
                 &profile,
             )
             .expect("write outputs");
-        let record = Measurement::read(&Measurement::path_in(&elsewhere, "a::b")).expect("record");
+        let name = HarnessName::new("a::b").expect("name");
+        let record = Measurement::read(&Measurement::path_in(&elsewhere, &name)).expect("record");
         assert_eq!(record, written);
         assert_eq!(record.profile, elsewhere.join("a.b.cachegrind.out"));
         assert!(elsewhere.join("a.b.annotated.txt").is_file());

@@ -4,13 +4,15 @@
 //! (no Valgrind), so one measurement cannot warm or pollute the next.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use regress_measure::scale::{ScaleReport, ScaleRequest};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::harness_name::HarnessName;
+use crate::process::{self, Role};
 
 /// Bumped whenever the JSON's meaning changes.
 pub const SCALE_SCHEMA: u32 = 1;
@@ -41,24 +43,23 @@ pub fn scale(
     duration: Duration,
     scratch: &Path,
 ) -> Result<Scaling> {
+    let name = HarnessName::new(harness)?;
     std::fs::create_dir_all(scratch).map_err(|source| Error::io("create", scratch, source))?;
     let mut points = Vec::new();
     for threads in 1..=max_threads.max(1) {
-        let report_path = scratch.join(format!("{}-{threads}.json", harness.replace("::", ".")));
+        let report_path = name.file_in(scratch, &format!("-{threads}.json"));
         let request = ScaleRequest {
             harness: harness.to_owned(),
             threads,
             duration,
             report: report_path.clone(),
         };
-        let output = Command::new(binary)
-            .envs(request.to_env())
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|source| Error::Spawn {
-                program: binary.to_path_buf(),
-                source,
-            })?;
+        let mut command = Command::new(binary);
+        command.envs(request.to_env());
+        // Set-up and the timed part, with room to spare: a child past this
+        // is hung, and is killed with its group.
+        let limit = duration.saturating_mul(2) + Duration::from_secs(120);
+        let output = process::output(command, binary, limit, 1 << 20, Role::Work)?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let lines: Vec<&str> = stderr.lines().collect();

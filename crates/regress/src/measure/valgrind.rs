@@ -15,6 +15,7 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::process::{self, Role};
 
 /// Names the Valgrind to use instead of the one on `PATH`. `cg_annotate` and
 /// `cg_diff` are then looked up beside it first.
@@ -146,19 +147,24 @@ impl Valgrind {
 }
 
 fn query_version(program: &Path) -> Result<Version> {
-    let output = Command::new(program)
-        .arg("--version")
-        .output()
-        .map_err(|source| Error::Spawn {
-            program: program.to_path_buf(),
-            source,
-        })?;
+    let mut command = Command::new(program);
+    command.arg("--version");
+    let output = process::output(
+        command,
+        program,
+        crate::measure::cachegrind::quick_timeout(),
+        64 * 1024,
+        Role::Work,
+    )?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     Version::parse(&text)
         .filter(|_| output.status.success())
         .ok_or_else(|| Error::ToolVersion {
             program: program.to_path_buf(),
-            output: format!("{text}{}", String::from_utf8_lossy(&output.stderr)),
+            output: format!("{text}{}", process::stderr_text(&output))
+                .chars()
+                .take(400)
+                .collect(),
         })
 }
 

@@ -61,7 +61,7 @@ pub struct Count {
 impl From<&Measurement> for Count {
     fn from(record: &Measurement) -> Count {
         Count {
-            harness: record.harness.clone(),
+            harness: record.harness.to_string(),
             instructions: record.instructions,
             bytes_per_run: record.bytes_per_run,
             operations_per_run: record.operations_per_run,
@@ -159,7 +159,11 @@ impl Comparison {
             .iter()
             .map(|record| Count {
                 harness_share_percent: overhead::harness_share_percent(
-                    &workspace.root().join(&record.profile),
+                    // Found by the checked name, not by the path the
+                    // record says: a record is read from a file.
+                    &record
+                        .harness
+                        .file_in(&workspace.perf_outputs_dir(), ".cachegrind.out"),
                 )
                 .ok(),
                 ..Count::from(record)
@@ -344,7 +348,11 @@ impl Comparison {
     pub fn to_markdown(&self) -> String {
         let mut out = format!(
             "Instructions per path (one warm run each; measured with {}; `n/a`: the library has no such path)\n\n",
-            self.measured_with.join(", ")
+            self.measured_with
+                .iter()
+                .map(|with| super::markdown::cell(with))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         out.push_str(&self.path_table().to_markdown());
         if !self.mtls_ratios.is_empty() {
@@ -438,6 +446,23 @@ mod tests {
         assert_eq!(
             json["paths"][0]["libraries"]["openssl"]["instructions"],
             1_100
+        );
+    }
+
+    /// A Valgrind version from a hand-edited file cannot become markup in
+    /// the Markdown; the program's own figures read unchanged.
+    #[test]
+    fn markdown_shows_foreign_text_as_code() {
+        let mut count = record("s2n_tls::handshake_rsa4096", 1_000, None);
+        count.measured_with = "Valgrind <img src=x> @octocat (markers)".into();
+        let markdown = Comparison::new(&[count]).to_markdown();
+        assert!(
+            markdown.contains("measured with `Valgrind <img src=x> @octocat (markers)`"),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("| handshake_rsa4096 | 1,000 |"),
+            "{markdown}"
         );
     }
 

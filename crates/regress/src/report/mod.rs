@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod events;
 pub mod html;
+pub mod markdown;
 pub mod readme;
 pub mod terminal;
 
@@ -100,15 +101,23 @@ impl Table {
         out
     }
 
-    /// A GitHub-flavoured Markdown table.
+    /// A GitHub-flavoured Markdown table. A cell that is not plain text of
+    /// the program's own vocabulary is shown as code ([`markdown::cell`]):
+    /// names and versions come from records and baselines.
     pub fn to_markdown(&self) -> String {
-        let mut out = format!("| {} |\n", self.header.join(" | "));
+        let cells = |row: &[String]| -> String {
+            row.iter()
+                .map(|cell| markdown::cell(cell))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
+        let mut out = format!("| {} |\n", cells(&self.header));
         let rule: Vec<&str> = (0..self.header.len())
             .map(|column| if column == 0 { "---" } else { "---:" })
             .collect();
         out.push_str(&format!("| {} |\n", rule.join(" | ")));
         for row in &self.rows {
-            out.push_str(&format!("| {} |\n", row.join(" | ")));
+            out.push_str(&format!("| {} |\n", cells(row)));
         }
         out
     }

@@ -78,7 +78,7 @@ fn entry(file: &BaselineFile, method: Method) -> Option<&BaselineEntry> {
 
 fn to_count(file: &BaselineFile, entry: &BaselineEntry) -> Count {
     Count {
-        harness: file.harness.clone(),
+        harness: file.harness.to_string(),
         instructions: entry.instructions,
         bytes_per_run: entry.bytes_per_run,
         operations_per_run: entry.operations_per_run,
@@ -105,7 +105,8 @@ pub fn load_all(dir: &Path) -> Result<Vec<BaselineFile>, ReadmeError> {
     for stem in stems {
         // `s2n_tls.handshake` names `s2n_tls::handshake`; `load` checks the
         // file says the same.
-        let harness = stem.replacen('.', "::", 1);
+        let harness =
+            crate::HarnessName::new(&stem.replacen('.', "::", 1)).map_err(crate::Error::from)?;
         if let Some(file) = BaselineFile::load(dir, &harness).map_err(Box::new)? {
             files.push(file);
         }

@@ -46,14 +46,28 @@ pub enum Command {
     Diff(DiffArgs),
     /// Merge the report.json files of `regress diff --shard` runs into one report.
     DiffMerge(MergeArgs),
+    /// Render a pull request comment from an untrusted report.json.
+    DiffComment(CommentArgs),
 }
 
 #[derive(Args)]
 pub struct Filters {
     /// Only harnesses whose name contains this (repeatable); a filter that
     /// is exactly a harness name selects only it.
-    #[arg(long = "harness", value_name = "NAME")]
+    #[arg(long = "harness", value_name = "NAME", value_parser = filter)]
     pub harnesses: Vec<String>,
+}
+
+/// A `--harness` filter: an empty one would silently select every harness.
+fn filter(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "an empty filter would select every harness; name part of a harness \
+                    (`regress list` shows them), or leave --harness out to select all"
+                .to_owned(),
+        );
+    }
+    Ok(text.to_owned())
 }
 
 #[derive(Args)]
@@ -123,7 +137,8 @@ comment), <harness>.diff.txt (cg_annotate's per-function diff), base/ and head/ 
 region profiles).
 
 Exit codes: 0 nothing regressed beyond its threshold; 1 a harness regressed beyond its \
-threshold; 2 an error (a bad ref, a failed build or measurement, a missing shard).")]
+threshold; 2 an error (a bad ref, a failed build or measurement, a missing shard); 130 \
+interrupted (SIGINT or SIGTERM: children stopped, worktrees removed, the previous report kept).")]
 pub struct DiffArgs {
     /// The commit to compare against: a branch, tag or commit.
     #[arg(value_name = "BASE", allow_hyphen_values = true)]
@@ -174,4 +189,23 @@ pub struct MergeArgs {
     /// Also write the head's counts as Bencher Metric Format JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub bmf: Option<PathBuf>,
+}
+
+/// `regress diff-comment`: the pull request comment, from a report.json that
+/// is read as hostile input.
+#[derive(Args)]
+#[command(after_help = "\
+Reads REPORT.json (at most 8 MiB, schema 1) as untrusted input: every count must be below \
+2^63 and agree with the verdict the judge gives it, every name must be a harness name, every \
+other string is length-capped and shown only inside code spans. A forged report can show \
+wrong numbers, never markup, mentions, links or HTML. The comment starts with the one marker \
+line `<!-- regress-diff -->`. Exit codes: 0 written, 2 the report was refused.")]
+pub struct CommentArgs {
+    /// The report.json to render (for example a CI artifact).
+    #[arg(value_name = "REPORT")]
+    pub report: PathBuf,
+
+    /// Write the comment to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }

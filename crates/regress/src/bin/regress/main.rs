@@ -25,12 +25,36 @@ use commands::{Context, Outcome};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let reporter = Reporter::new();
-    match run(cli, &reporter) {
+    prepare_signals(&reporter);
+    let result = run(cli, &reporter);
+    if regress::process::interrupted() {
+        // Whatever the command was doing when it stopped, the user asked it
+        // to: 130, as a shell reports an interrupted command.
+        reporter.note("interrupted: stopped every child process and cleaned up");
+        return ExitCode::from(regress::process::EXIT_INTERRUPTED);
+    }
+    match result {
         Ok(outcome) => exit_code(outcome),
         Err(error) => {
             reporter.note(&describe(&error));
             exit_code(Outcome::Failed)
         }
+    }
+}
+
+/// Ctrl-C and SIGTERM stop the children and let the command clean up
+/// (`regress::process`); a file-size limit makes writes fail with an error
+/// the command can report (EFBIG) instead of killing it with SIGXFSZ.
+fn prepare_signals(reporter: &Reporter) {
+    if let Err(error) = regress::process::install_interrupt_handler() {
+        reporter.note(&format!(
+            "warning: cannot handle Ctrl-C ({error}); an interrupted run may leave children \
+             and scratch folders behind"
+        ));
+    }
+    // SAFETY: setting a signal's disposition to "ignore" has no other effect.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 
@@ -52,11 +76,12 @@ fn run(cli: Cli, reporter: &Reporter) -> anyhow::Result<Outcome> {
         Command::Readme(args) => commands::readme::readme(&context, &args),
         Command::Diff(args) => commands::diff::diff(&context, args),
         Command::DiffMerge(args) => commands::diff::merge(&context, &args),
+        Command::DiffComment(args) => commands::diff::comment(&context, &args),
     }
 }
 
 /// The documented exit codes of every command: 0 clean, 1 regressed (or, for
-/// `readme --check`, out of date), 2 an error.
+/// `readme --check`, out of date), 2 an error (130: interrupted, above).
 fn exit_code(outcome: Outcome) -> ExitCode {
     match outcome {
         Outcome::Clean => ExitCode::SUCCESS,

@@ -356,7 +356,7 @@ pub fn read_scalings(workspace: &Workspace) -> crate::Result<Vec<Scaling>> {
     paths.sort();
     let mut scalings = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(&path)
+        let text = crate::limits::read_capped(&path, 4 << 20)
             .map_err(|source| crate::Error::io("read", &path, source))?;
         let scaling: Scaling =
             serde_json::from_str(&text).map_err(|source| crate::Error::Json {
@@ -364,6 +364,8 @@ pub fn read_scalings(workspace: &Workspace) -> crate::Result<Vec<Scaling>> {
                 path: path.clone(),
                 source,
             })?;
+        // Read from a file: only a harness name is shown as one.
+        crate::HarnessName::new(&scaling.harness)?;
         scalings.push(scaling);
     }
     Ok(scalings)

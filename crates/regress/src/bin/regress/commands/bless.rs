@@ -4,22 +4,24 @@ use anyhow::bail;
 use regress::format::count;
 use regress::judge::baseline::{self, Blessed};
 use regress::workspace::Workspace;
-use regress::Measurement;
+use regress::{discover, Measurement};
 
 use super::{Context, Outcome};
 use crate::cli::Filters;
 
 pub fn bless(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
     let workspace = &context.workspace;
-    let records: Vec<Measurement> = Measurement::read_all(workspace)?
+    // Every record is read and checked first (one that does not load stops
+    // the bless before anything is written), then the filters select as
+    // they do for `run`.
+    let all = Measurement::read_all(workspace)?;
+    let wanted = discover::select(
+        all.iter().map(|m| m.harness.to_string()).collect(),
+        &filters.harnesses,
+    );
+    let records: Vec<Measurement> = all
         .into_iter()
-        .filter(|m| {
-            filters.harnesses.is_empty()
-                || filters
-                    .harnesses
-                    .iter()
-                    .any(|f| m.harness.contains(f.as_str()))
-        })
+        .filter(|m| wanted.iter().any(|name| m.harness == *name))
         .collect();
     if records.is_empty() {
         bail!(
@@ -28,13 +30,13 @@ pub fn bless(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
             workspace.display_path(&workspace.perf_outputs_dir())
         );
     }
+    let outcomes = baseline::bless_all(&workspace.baselines_dir(), &records)?;
     let mut text = String::new();
-    for record in &records {
-        let outcome = baseline::bless(&workspace.baselines_dir(), record)?;
+    for (record, outcome) in records.iter().zip(&outcomes) {
         text.push_str(&format!(
             "{}: {}\n",
             record.harness,
-            describe(workspace, &outcome)
+            describe(workspace, outcome)
         ));
     }
     context.reporter.print(&text);

@@ -10,7 +10,7 @@ use regress::measure::cachegrind;
 use regress::report::events::{Event, Listener};
 
 use super::{write_file, Context, Outcome};
-use crate::cli::{DiffArgs, MergeArgs};
+use crate::cli::{CommentArgs, DiffArgs, MergeArgs};
 
 /// Runs a diff and writes its report.
 pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
@@ -42,6 +42,22 @@ pub fn merge(context: &Context, args: &MergeArgs) -> anyhow::Result<Outcome> {
         .collect::<Result<Vec<_>, _>>()?;
     let report = DiffReport::merge(reports)?;
     publish(context, &report, args.bmf.as_deref())
+}
+
+/// Renders the pull request comment from a report read as hostile input.
+pub fn comment(context: &Context, args: &CommentArgs) -> anyhow::Result<Outcome> {
+    let report = DiffReport::read(&args.report)?;
+    let Some(body) = render::comment(&report) else {
+        anyhow::bail!(
+            "the comment rendered from {} holds the comment marker twice; not writing it",
+            args.report.display()
+        );
+    };
+    match &args.out {
+        Some(path) => write_file(context.reporter, path, &body)?,
+        None => context.reporter.print(&body),
+    }
+    Ok(Outcome::Clean)
 }
 
 /// Writes `report.json` and `report.md`, the Bencher file if asked, and

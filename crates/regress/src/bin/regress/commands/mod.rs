@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use regress::measure::cachegrind;
+use regress::measure::scratch::{sweep_stale, ScratchDir};
 use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
 use regress::report::Reporter;
@@ -67,12 +68,47 @@ impl Context<'_> {
     }
 }
 
+/// The staged copy of the measured program, removed (with its folder)
+/// when dropped: at the end of the run, on an error and on Ctrl-C.
+pub struct Staged {
+    binary: PathBuf,
+    _folder: ScratchDir,
+}
+
+impl Staged {
+    pub fn path(&self) -> &Path {
+        &self.binary
+    }
+}
+
 /// Builds the harness tests, copies the binary where a rebuild cannot
-/// replace it, and picks the harnesses `filters` select.
-pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(PathBuf, Vec<String>)> {
-    let binary = discover::stage(&discover::build(&runner.workspace)?, runner.output_dir())?;
-    let names = selected(discover::list(&binary)?, filters)?;
-    Ok((binary, names))
+/// replace it (a folder of this process's own, so that a later `cargo
+/// build` cannot pull it from under a suite of measurements), and picks
+/// the harnesses `filters` select. Scratch folders that runs killed
+/// outright left behind are removed first.
+pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(Staged, Vec<String>)> {
+    let scratch = runner.output_dir().join(".scratch");
+    sweep_stale(&scratch);
+    let built = discover::build(&runner.workspace)?;
+    interrupted()?;
+    // The guard exists before the copy, so a copy that fails half-way (a
+    // full disk) leaves nothing either.
+    let folder = ScratchDir::create(&scratch, "program")?;
+    let binary = folder.path().join(discover::PROGRAM);
+    std::fs::copy(&built, &binary)
+        .map_err(|source| regress::Error::io("copy the measured program to", &binary, source))?;
+    let staged = Staged {
+        binary,
+        _folder: folder,
+    };
+    let names = selected(discover::list(staged.path())?, filters)?;
+    Ok((staged, names))
+}
+
+/// `Err(Interrupted)` once the user pressed Ctrl-C (or sent SIGTERM): the
+/// command stops, its guards clean up, and `main` exits with 130.
+pub fn interrupted() -> anyhow::Result<()> {
+    Ok(regress::process::check()?)
 }
 
 /// The harnesses `filters` select, or an error that says how to list them.

@@ -7,12 +7,12 @@ use regress::parallel;
 use regress::report::events::{Event, Listener};
 use regress::report::Table;
 
-use super::{harnesses, Context, Outcome};
+use super::{harnesses, interrupted, Context, Outcome};
 use crate::cli::NoiseArgs;
 
 pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
     let runner = context.runner()?;
-    let (binary, names) = harnesses(&runner, &args.filters.harnesses)?;
+    let (program, names) = harnesses(&runner, &args.filters.harnesses)?;
     let reporter = context.reporter;
     let jobs: Vec<&String> = names
         .iter()
@@ -24,8 +24,9 @@ pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
         context.workers(),
         reporter,
         |name| (None, name.as_str()),
-        |name| runner.measure(name, &binary),
+        |name| runner.measure(name, program.path()),
     );
+    interrupted()?;
     let mut spreads: Vec<Spread> = names
         .iter()
         .map(|name| Spread {

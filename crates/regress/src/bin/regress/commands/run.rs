@@ -8,27 +8,29 @@ use regress::report::events::{Event, Listener};
 use regress::report::Table;
 use regress::{parallel, Measurement};
 
-use super::{harnesses, Context, Outcome};
+use super::{harnesses, interrupted, Context, Outcome};
 use crate::cli::Filters;
 
 pub fn run(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
     let policy = UnmatchedPolicy::from_env()?;
     let runner = context.runner()?;
-    let (binary, names) = harnesses(&runner, &filters.harnesses)?;
+    let (program, names) = harnesses(&runner, &filters.harnesses)?;
     let reporter = context.reporter;
     let results = parallel::measure_all(
         &names,
         context.workers(),
         reporter,
         |name| (None, name.as_str()),
-        |name| runner.measure(name, &binary),
+        |name| runner.measure(name, program.path()),
     );
+    interrupted()?;
 
     let mut table = Table::new(&["harness", "instructions", "per byte", "baseline", "verdict"]);
     let (mut regressed, mut errors) = (0, 0);
     for (name, result) in names.iter().zip(results) {
         let judged = result.map_err(anyhow::Error::from).and_then(|measurement| {
-            let loaded = BaselineFile::load(&runner.workspace.baselines_dir(), name);
+            let loaded =
+                BaselineFile::load(&runner.workspace.baselines_dir(), &measurement.harness);
             let verdict = gate::evaluate(&measurement, loaded)?;
             Ok((measurement, verdict))
         });
@@ -83,7 +85,7 @@ fn row(measurement: &Measurement, verdict: &Verdict) -> Vec<String> {
         .instructions_per_byte()
         .map_or_else(|| "-".into(), |per_byte| format!("{per_byte:.3}"));
     vec![
-        measurement.harness.clone(),
+        measurement.harness.to_string(),
         count(measurement.instructions),
         per_byte,
         baseline,

@@ -7,7 +7,7 @@ use anyhow::bail;
 use regress::discover;
 use regress::measure::scale::{self, Scaling, DEFAULT_PATHS};
 use regress::report::events::{Event, Listener};
-use regress::workspace::file_stem;
+use regress::HarnessName;
 
 use super::{selected, write_file, Context, Outcome};
 use crate::cli::ScaleArgs;
@@ -54,7 +54,7 @@ pub fn scale(context: &Context, args: &ScaleArgs) -> anyhow::Result<Outcome> {
             regress::report::scaling_table(&scaling).to_markdown()
         ));
         regress::atomic_file::write(
-            &outputs.join(format!("{}.json", file_stem(name))),
+            &HarnessName::new(name)?.file_in(&outputs, ".json"),
             serde_json::to_string_pretty(&scaling)?.as_bytes(),
         )?;
         results.push(scaling);

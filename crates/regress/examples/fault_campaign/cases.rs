@@ -1,0 +1,607 @@
+//! The cases: each sets up its world, plays one `regress` command (or two
+//! at once), and adds the checks of its own to the campaign's common ones.
+
+use std::path::Path;
+
+use super::fakes::{Tools as ValgrindTools, Valgrind};
+use super::world::{changes, Ended, Interrupt, Tools, World};
+
+pub const HARNESS: &str = "calibration::spin_1m";
+
+/// What playing a case gave.
+pub struct Played {
+    pub command: String,
+    pub ended: Ended,
+    pub survivors: Vec<String>,
+    pub changed: Vec<String>,
+    pub bytes: u64,
+    /// Failed checks of the case's own.
+    pub problems: Vec<String>,
+}
+
+pub struct Case {
+    pub name: &'static str,
+    pub code: i32,
+    /// Text the message (first error or interrupt line) must contain.
+    pub message: &'static str,
+    pub play: Play,
+}
+
+/// What a case does: set its world up and play its call.
+pub type Play = Box<dyn Fn(&World, &Tools) -> Played>;
+
+/// One invocation of `regress`.
+#[derive(Default, Clone)]
+pub struct Call {
+    pub args: Vec<String>,
+    pub env: Vec<(&'static str, String)>,
+    pub interrupt: Option<Interrupt>,
+    pub fsize: Option<u64>,
+}
+
+impl World {
+    pub fn play(&self, tools: &Tools, call: &Call) -> Played {
+        let before = self.snapshot();
+        let args: Vec<&str> = call.args.iter().map(String::as_str).collect();
+        let ended = self.run(tools, &args, &call.env, call.interrupt, call.fsize);
+        let survivors = self.survivors();
+        let (changed, bytes) = changes(&before, &self.snapshot());
+        let mut shown = vec!["regress".to_owned()];
+        shown.extend(call.args.iter().map(|arg| {
+            arg.strip_prefix(&*self.root.to_string_lossy())
+                .map_or_else(|| arg.clone(), |rest| format!("…{rest}"))
+        }));
+        Played {
+            command: shown.join(" "),
+            ended,
+            survivors,
+            changed,
+            bytes,
+            problems: Vec::new(),
+        }
+    }
+
+    /// `regress ARGS`, nothing else set.
+    pub fn play_args(&self, tools: &Tools, list: &[&str]) -> Played {
+        self.play(
+            tools,
+            &Call {
+                args: args(list),
+                ..Call::default()
+            },
+        )
+    }
+
+    /// `regress --valgrind FAKE run --harness calibration::spin_1m` with
+    /// the fake cargo.
+    pub fn measure(&self, command: &str, mode: Valgrind, tools: ValgrindTools) -> Call {
+        let valgrind = self.valgrind(mode, tools);
+        let mut args = vec![
+            "--valgrind".to_owned(),
+            valgrind.display().to_string(),
+            command.to_owned(),
+            "--harness".to_owned(),
+            HARNESS.to_owned(),
+        ];
+        if command == "noise" {
+            args.extend(["--runs".to_owned(), "2".to_owned()]);
+        }
+        Call {
+            args,
+            env: vec![("CARGO", self.cargo(false).display().to_string())],
+            ..Call::default()
+        }
+    }
+
+    fn record(&self, harness: &str, file: &str) {
+        let record = regress::fixtures::measurement("a::b", 1_234, None);
+        let mut value = serde_json::to_value(&record).expect("json");
+        value["harness"] = harness.into();
+        std::fs::write(self.ws.join("perf_outputs").join(file), value.to_string())
+            .expect("write record");
+    }
+
+    fn baseline(&self, edit: impl Fn(&mut serde_json::Value)) {
+        let file = regress::fixtures::baseline(HARNESS, &[("3.19.0", 3_000)]);
+        let mut value = serde_json::to_value(&file).expect("json");
+        edit(&mut value);
+        std::fs::write(
+            self.ws.join("baselines/calibration.spin_1m.json"),
+            serde_json::to_string_pretty(&value).expect("json"),
+        )
+        .expect("write baseline");
+    }
+
+    fn scratch_left(&self, played: &mut Played) {
+        let scratch = self.ws.join("perf_outputs/.scratch");
+        let left: Vec<String> = std::fs::read_dir(&scratch)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !left.is_empty() {
+            played.problems.push(format!("scratch left: {left:?}"));
+        }
+    }
+}
+
+pub fn case(
+    name: &'static str,
+    code: i32,
+    message: &'static str,
+    play: impl Fn(&World, &Tools) -> Played + 'static,
+) -> Case {
+    Case {
+        name,
+        code,
+        message,
+        play: Box::new(play),
+    }
+}
+
+/// Runs a call and checks the scratch folder is empty afterwards.
+fn clean(world: &World, tools: &Tools, call: &Call) -> Played {
+    let mut played = world.play(tools, call);
+    world.scratch_left(&mut played);
+    played
+}
+
+/// `call`, signalled 300 ms after `stage` begins.
+pub fn interrupted(mut call: Call, stage: &'static str, signal: i32) -> Call {
+    call.interrupt = Some(Interrupt {
+        stage,
+        signal,
+        after: std::time::Duration::from_millis(300),
+    });
+    call
+}
+
+pub fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|arg| (*arg).to_owned()).collect()
+}
+
+/// Every case of the campaign.
+pub fn all() -> Vec<Case> {
+    let mut cases = input_cases();
+    cases.extend(tool_cases());
+    cases.extend(interrupt_cases());
+    cases.extend(super::diff_cases::all());
+    cases
+}
+
+fn input_cases() -> Vec<Case> {
+    vec![
+        case(
+            "bless: a record names ../../escape",
+            2,
+            "is not a harness name",
+            |w, t| {
+                w.record("../../escape", "escape.json");
+                w.play_args(t, &["bless", "--harness", "escape"])
+            },
+        ),
+        case(
+            "bless: one of two baselines is corrupt",
+            2,
+            "not valid JSON",
+            |w, t| {
+                w.record("a::good", "a.good.json");
+                w.record("a::bad", "a.bad.json");
+                std::fs::write(w.ws.join("baselines/a.bad.json"), "{\"schema\": 1,").expect("w");
+                bless_checked(w, t, None, "a.good.json")
+            },
+        ),
+        case(
+            "bless: writes fail (RLIMIT_FSIZE 100 B)",
+            2,
+            "cannot write the baseline",
+            |w, t| {
+                w.record("a::good", "a.good.json");
+                bless_checked(w, t, Some(100), "a.good.json")
+            },
+        ),
+        case(
+            "bless: the second of two writes fails",
+            2,
+            "cannot write the baseline",
+            |w, t| {
+                // a::a's new file fits under the limit, a::z's grown file
+                // does not: the first must be taken back.
+                w.record("a::a", "a.a.json");
+                w.record("a::z", "a.z.json");
+                let versions = [("3.20.0", 1), ("3.21.0", 2), ("3.22.0", 3)];
+                let file = regress::fixtures::baseline("a::z", &versions);
+                std::fs::write(
+                    w.ws.join("baselines/a.z.json"),
+                    file.to_json().expect("json"),
+                )
+                .expect("write");
+                bless_checked(w, t, Some(1_500), "a.a.json")
+            },
+        ),
+        case(
+            "run: baseline count 2^64-1",
+            2,
+            "more than any measurement can",
+            |w, t| {
+                w.baseline(|v| v["entries"][0]["instructions"] = u64::MAX.into());
+                clean(
+                    w,
+                    t,
+                    &w.measure("run", Valgrind::Works, ValgrindTools::Real),
+                )
+            },
+        ),
+        case(
+            "run: baseline count 2^63, threshold 100 %",
+            2,
+            "more than any measurement",
+            |w, t| {
+                w.baseline(|v| {
+                    v["entries"][0]["instructions"] = (1u64 << 63).into();
+                    v["threshold"]["relative_percent"] = 100.0.into();
+                });
+                clean(
+                    w,
+                    t,
+                    &w.measure("run", Valgrind::Works, ValgrindTools::Real),
+                )
+            },
+        ),
+        case("run: relative_percent 1e300", 2, "from 0 to 100", |w, t| {
+            w.baseline(|v| v["threshold"]["relative_percent"] = 1e300.into());
+            clean(
+                w,
+                t,
+                &w.measure("run", Valgrind::Works, ValgrindTools::Real),
+            )
+        }),
+        case("run: operations_per_run 0", 2, "0 calls per run", |w, t| {
+            w.baseline(|v| v["entries"][0]["operations_per_run"] = 0.into());
+            clean(
+                w,
+                t,
+                &w.measure("run", Valgrind::Works, ValgrindTools::Real),
+            )
+        }),
+        case("run: truncated baseline", 2, "not valid JSON", |w, t| {
+            std::fs::write(w.ws.join("baselines/calibration.spin_1m.json"), "{\"sch").expect("w");
+            clean(
+                w,
+                t,
+                &w.measure("run", Valgrind::Works, ValgrindTools::Real),
+            )
+        }),
+        case(
+            "run: clean, stale scratch of a dead run",
+            0,
+            "harness",
+            |w, t| {
+                for stale in [
+                    "binary.999999999",
+                    "program.pid999999999",
+                    "a.b.999999999.0",
+                ] {
+                    std::fs::create_dir_all(w.ws.join("perf_outputs/.scratch").join(stale))
+                        .expect("mkdir");
+                }
+                let mut played = clean(
+                    w,
+                    t,
+                    &w.measure("run", Valgrind::Works, ValgrindTools::Real),
+                );
+                if !w.ws.join("perf_outputs/calibration.spin_1m.json").is_file() {
+                    played.problems.push("no record written".into());
+                }
+                played
+            },
+        ),
+        case(
+            "REGRESS_TIMEOUT_SECS=2^64-1",
+            2,
+            "from 1 to 86400",
+            |w, t| {
+                let mut call = w.measure("run", Valgrind::Works, ValgrindTools::Real);
+                call.env
+                    .push(("REGRESS_TIMEOUT_SECS", u64::MAX.to_string()));
+                w.play(t, &call)
+            },
+        ),
+        case("run --harness ''", 2, "an empty filter", |w, t| {
+            w.play_args(t, &["run", "--harness", ""])
+        }),
+        case(
+            "read-only output folder (a file in its place)",
+            2,
+            "cannot create",
+            |w, t| {
+                std::fs::remove_dir_all(w.ws.join("perf_outputs")).expect("rm");
+                std::fs::write(w.ws.join("perf_outputs"), "not a folder").expect("write");
+                let mut played = w.play(t, &w.measure("run", Valgrind::Works, ValgrindTools::Real));
+                if std::fs::read_to_string(w.ws.join("perf_outputs"))
+                    .ok()
+                    .as_deref()
+                    != Some("not a folder")
+                {
+                    played.problems.push("the file in its place changed".into());
+                }
+                played
+            },
+        ),
+        case(
+            "run: writes fail (RLIMIT_FSIZE 4 MiB)",
+            2,
+            "File too large",
+            |w, t| {
+                let mut call = w.measure("run", Valgrind::Works, ValgrindTools::Real);
+                call.fsize = Some(4 << 20);
+                clean(w, t, &call)
+            },
+        ),
+    ]
+}
+
+fn tool_cases() -> Vec<Case> {
+    let fake = |mode, tools, code, message| {
+        case(
+            message_name(mode, tools),
+            code,
+            message,
+            move |w: &World, t: &Tools| {
+                let mut call = w.measure("run", mode, tools);
+                call.env.push(("REGRESS_TIMEOUT_SECS", "2".into()));
+                let mut played = w.play(t, &call);
+                // A failed measurement keeps its logs (the evidence); nothing else.
+                let _ = std::fs::remove_dir_all(w.ws.join("perf_outputs/.scratch"));
+                if mode == Valgrind::LeavesGrandchild {
+                    w.scratch_left(&mut played);
+                }
+                played
+            },
+        )
+    };
+    vec![
+        case(
+            "--valgrind /nonexistent/valgrind",
+            2,
+            "valgrind was not found at",
+            |w, t| {
+                let call = Call {
+                    args: args(&["--valgrind", "/nonexistent/valgrind", "run"]),
+                    ..Call::default()
+                };
+                w.play(t, &call)
+            },
+        ),
+        case(
+            "no cg_annotate beside Valgrind or on PATH",
+            2,
+            "cg_annotate was not found",
+            |w, t| {
+                let mut call = w.measure("run", Valgrind::Works, ValgrindTools::Missing);
+                call.env.push(("PATH", "/nonexistent".into()));
+                w.play(t, &call)
+            },
+        ),
+        fake(
+            Valgrind::Hangs,
+            ValgrindTools::Real,
+            2,
+            "did not finish under Valgrind within 2 s",
+        ),
+        fake(
+            Valgrind::Crashes,
+            ValgrindTools::Real,
+            2,
+            "failed under Valgrind (signal: 11",
+        ),
+        fake(
+            Valgrind::RunsNothing,
+            ValgrindTools::Real,
+            2,
+            "did not run the measured program",
+        ),
+        fake(
+            Valgrind::Fails101,
+            ValgrindTools::Real,
+            2,
+            "failed under Valgrind (exit code 101)",
+        ),
+        fake(
+            Valgrind::VersionHangs,
+            ValgrindTools::Real,
+            2,
+            "did not finish within 2 s",
+        ),
+        fake(
+            Valgrind::LeavesGrandchild,
+            ValgrindTools::Real,
+            0,
+            "harness",
+        ),
+        fake(
+            Valgrind::Works,
+            ValgrindTools::AnnotateHangs,
+            2,
+            "did not finish within 2 s",
+        ),
+        case("the real Valgrind measures", 0, "harness", |w, t| {
+            clean(w, t, &w.measure("run", Valgrind::Real, ValgrindTools::Real))
+        }),
+    ]
+}
+
+fn message_name(mode: Valgrind, tools: ValgrindTools) -> &'static str {
+    match (mode, tools) {
+        (Valgrind::Hangs, _) => "Valgrind hangs (a sleeping grandchild), 2 s limit",
+        (Valgrind::Crashes, _) => "Valgrind crashes (SIGSEGV)",
+        (Valgrind::RunsNothing, _) => "Valgrind exits 0 without running the program",
+        (Valgrind::Fails101, _) => "Valgrind exits 101, empty stderr",
+        (Valgrind::VersionHangs, _) => "valgrind --version hangs, 2 s limit",
+        (Valgrind::LeavesGrandchild, _) => "Valgrind leaves a grandchild running",
+        (_, ValgrindTools::AnnotateHangs) => "cg_annotate hangs, 2 s limit",
+        _ => "fake Valgrind",
+    }
+}
+
+/// `regress bless`, with writes limited to `limit` bytes if given;
+/// `absent` must not be in `baselines/` afterwards (all or nothing).
+fn bless_checked(w: &World, t: &Tools, limit: Option<u64>, absent: &str) -> Played {
+    let call = Call {
+        args: args(&["bless"]),
+        fsize: limit,
+        ..Call::default()
+    };
+    let mut played = w.play(t, &call);
+    if w.ws.join("baselines").join(absent).exists() {
+        played.problems.push(format!("{absent} was left"));
+    }
+    played
+}
+
+fn interrupt_cases() -> Vec<Case> {
+    let at = |name, command: &'static str, mode, tools, stage, signal, hang_build: bool| {
+        case(name, 130, "interrupted", move |w: &World, t: &Tools| {
+            let mut call = w.measure(command, mode, tools);
+            if hang_build {
+                call.env = vec![("CARGO", w.cargo(true).display().to_string())];
+            }
+            clean(w, t, &interrupted(call, stage, signal))
+        })
+    };
+    let (int, term) = (libc::SIGINT, libc::SIGTERM);
+    let (hangs, works, real) = (Valgrind::Hangs, Valgrind::Works, ValgrindTools::Real);
+    vec![
+        at(
+            "run, SIGINT while cargo builds",
+            "run",
+            works,
+            real,
+            "build",
+            int,
+            true,
+        ),
+        at(
+            "run, SIGINT while Valgrind measures",
+            "run",
+            hangs,
+            real,
+            "measure",
+            int,
+            false,
+        ),
+        at(
+            "run, SIGTERM while Valgrind measures",
+            "run",
+            hangs,
+            real,
+            "measure",
+            term,
+            false,
+        ),
+        at(
+            "run, SIGINT while cg_annotate runs",
+            "run",
+            works,
+            ValgrindTools::AnnotateHangs,
+            "annotate",
+            int,
+            false,
+        ),
+        case(
+            "run, SIGINT while the real Valgrind measures",
+            130,
+            "interrupted",
+            |w, t| {
+                let mut call = w.measure("run", Valgrind::Real, ValgrindTools::Real);
+                // A path that takes seconds under Valgrind.
+                call.args[4] = "rustls::handshake_rsa4096".into();
+                clean(w, t, &interrupted(call, "measure", libc::SIGINT))
+            },
+        ),
+        case(
+            "scale, SIGINT while the program runs natively",
+            130,
+            "interrupted",
+            |w, t| {
+                let mut call = Call {
+                    args: args(&["scale", "--harness", HARNESS, "--seconds", "30"]),
+                    env: vec![("CARGO", w.cargo(false).display().to_string())],
+                    ..Call::default()
+                };
+                call = interrupted(call, "build", libc::SIGINT);
+                if let Some(interrupt) = &mut call.interrupt {
+                    interrupt.after = std::time::Duration::from_millis(1_500);
+                }
+                clean(w, t, &call)
+            },
+        ),
+        case(
+            "list: the program's list hangs, 2 s limit",
+            2,
+            "did not finish within 2 s",
+            |w, t| {
+                let program = w.fakes.join("program-hangs");
+                w.script(
+                    &program,
+                    "#!/bin/bash
+sleep 300 & wait
+",
+                );
+                let call = Call {
+                    args: args(&["list"]),
+                    env: vec![
+                        ("CARGO", w.cargo_of(&program, false).display().to_string()),
+                        ("REGRESS_TIMEOUT_SECS", "2".into()),
+                    ],
+                    ..Call::default()
+                };
+                w.play(t, &call)
+            },
+        ),
+        at(
+            "noise, SIGINT while cargo builds",
+            "noise",
+            works,
+            real,
+            "build",
+            int,
+            true,
+        ),
+        at(
+            "noise, SIGINT while Valgrind measures",
+            "noise",
+            hangs,
+            real,
+            "measure",
+            int,
+            false,
+        ),
+        case("two runs at once", 0, "harness", |w, t| {
+            let call = w.measure("run", Valgrind::Works, ValgrindTools::Real);
+            let mut played = std::thread::scope(|scope| {
+                let second = scope.spawn(|| {
+                    let args: Vec<&str> = call.args.iter().map(String::as_str).collect();
+                    w.run(t, &args, &call.env, None, None)
+                });
+                let mut played = w.play(t, &call);
+                let second = second.join().expect("thread");
+                if second.code != Some(0) {
+                    played
+                        .problems
+                        .push(format!("the other run: {}", second.message()));
+                }
+                played
+            });
+            w.scratch_left(&mut played);
+            let record = w.ws.join("perf_outputs/calibration.spin_1m.json");
+            if regress::Measurement::read(Path::new(&record)).is_err() {
+                played.problems.push("the record is not whole".into());
+            }
+            played
+        }),
+    ]
+}

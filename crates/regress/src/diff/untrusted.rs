@@ -1,0 +1,231 @@
+//! A `report.json` read back as hostile input.
+//!
+//! `regress diff-merge` and `regress diff-comment` read reports that, in
+//! CI, are artifacts of a pull request's run: whoever wrote the pull
+//! request could have written them. Parsing already refuses unknown fields,
+//! names that are not harness names ([`crate::HarnessName`]) and shards out
+//! of range ([`super::shard::Shard`]); [`check`] refuses everything else a
+//! forged report could use: counts at or beyond 2^63, a verdict the judge
+//! would not give those counts, a threshold that disables the judge,
+//! strings long enough to flood a comment, commit ids that are not hashes,
+//! a Valgrind version that is not one. What passes can still be wrong
+//! numbers, which the renderer shows as numbers and nothing else.
+
+use std::collections::BTreeSet;
+
+use super::compare::{HarnessDiff, Verdict};
+use super::report::{DiffReport, Revision};
+use crate::judge::judge;
+use crate::limits::{self, MAX_COUNT};
+use crate::measure::valgrind::Version;
+
+/// The largest report read (a real one of 69 harnesses is about 1 MiB).
+pub const MAX_REPORT_BYTES: u64 = 8 << 20;
+/// Bounds on the parts of a report.
+const MAX_HARNESSES: usize = 10_000;
+const MAX_FUNCTIONS: usize = 100_000;
+const MAX_PROBLEMS: usize = 100;
+const MAX_REF: usize = 256;
+const MAX_NAME: usize = 4_096;
+const MAX_MESSAGE: usize = 16_384;
+
+/// Why a report is refused, with where in it.
+pub type Refusal = String;
+
+/// Checks every part of `report` that parsing does not.
+pub fn check(report: &DiffReport) -> Result<(), Refusal> {
+    revision("base", &report.base)?;
+    revision("head", &report.head)?;
+    if report.valgrind.len() > 32
+        || !report
+            .valgrind
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        || Version::parse(&report.valgrind).is_none()
+    {
+        return Err("\"valgrind\" is not a Valgrind version".to_owned());
+    }
+    if report.problems.len() > MAX_PROBLEMS {
+        return Err(format!("more than {MAX_PROBLEMS} problems"));
+    }
+    for problem in &report.problems {
+        text("a problem", problem, MAX_MESSAGE)?;
+    }
+    if report.harnesses.len() > MAX_HARNESSES {
+        return Err(format!("more than {MAX_HARNESSES} harnesses"));
+    }
+    let mut seen = BTreeSet::new();
+    for harness in &report.harnesses {
+        if !seen.insert(harness.harness.as_str()) {
+            return Err(format!("{} appears twice", harness.harness));
+        }
+        self::harness(harness).map_err(|why| format!("{}: {why}", harness.harness))?;
+    }
+    Ok(())
+}
+
+fn revision(side: &str, revision: &Revision) -> Result<(), Refusal> {
+    let hash = &revision.commit;
+    if !(matches!(hash.len(), 40 | 64) && hash.bytes().all(|b| b.is_ascii_hexdigit())) {
+        return Err(format!("the {side} commit is not a full commit hash"));
+    }
+    text(&format!("the {side} ref"), &revision.reference, MAX_REF)
+}
+
+fn text(what: &str, value: &str, max: usize) -> Result<(), Refusal> {
+    if value.len() > max {
+        return Err(format!("{what} is longer than {max} bytes"));
+    }
+    Ok(())
+}
+
+fn count(what: &str, value: Option<u64>) -> Result<(), Refusal> {
+    match value {
+        Some(value) if value > MAX_COUNT => Err(format!("{what} is {value}, not below 2^63")),
+        _ => Ok(()),
+    }
+}
+
+fn signed(what: &str, value: i64) -> Result<(), Refusal> {
+    if value == i64::MIN {
+        return Err(format!("{what} is out of range"));
+    }
+    Ok(())
+}
+
+fn harness(harness: &HarnessDiff) -> Result<(), Refusal> {
+    count("base", harness.base)?;
+    count("head", harness.head)?;
+    count("allowance", harness.allowance)?;
+    harness
+        .threshold
+        .validate()
+        .map_err(|problem| problem.to_string())?;
+    let expected = match (harness.verdict, harness.base, harness.head) {
+        (Verdict::Judged(change), Some(base), Some(head)) => {
+            let judgement = judge(base, head, harness.threshold);
+            if judgement.change != change {
+                return Err(format!(
+                    "the verdict {:?} is not what {base} -> {head} gives ({})",
+                    harness.verdict.label(),
+                    judgement.change.label()
+                ));
+            }
+            // Both are below 2^63, so the difference fits an i64.
+            (
+                i64::try_from(judgement.delta()).ok(),
+                Some(judgement.allowance),
+                change.is_significant(),
+            )
+        }
+        (Verdict::Judged(_), _, _) => return Err("a judged harness lacks a count".to_owned()),
+        (Verdict::Added, None, Some(_))
+        | (Verdict::Removed, Some(_), None)
+        | (Verdict::Failed, _, _) => (None, None, false),
+        (verdict, _, _) => {
+            return Err(format!("{:?} does not go with the counts", verdict.label()))
+        }
+    };
+    if (harness.delta, harness.allowance, harness.significant) != expected {
+        return Err("delta, allowance or significance disagree with the counts".to_owned());
+    }
+    if harness.verdict == Verdict::Failed && harness.error.is_none() {
+        return Err("a failed harness has no error".to_owned());
+    }
+    if let Some(error) = &harness.error {
+        text("the error", error, MAX_MESSAGE)?;
+    }
+    if let Some(path) = &harness.annotated_diff {
+        text("the annotated diff's path", path, 512)?;
+        if !limits::is_contained(std::path::Path::new(path)) {
+            return Err("the annotated diff's path leaves the project".to_owned());
+        }
+    }
+    if harness.functions.len() > MAX_FUNCTIONS {
+        return Err(format!("more than {MAX_FUNCTIONS} functions"));
+    }
+    for function in &harness.functions {
+        text("a function name", &function.function, MAX_NAME)?;
+        text("a file name", &function.file, MAX_NAME)?;
+        for (what, value) in [
+            ("a function's base", function.base),
+            ("a function's head", function.head),
+            ("a function's delta", function.delta),
+        ] {
+            signed(what, value)?;
+        }
+        if function.head.checked_sub(function.base) != Some(function.delta) {
+            return Err(format!(
+                "{}: the delta is not head minus base",
+                function.function.chars().take(80).collect::<String>()
+            ));
+        }
+    }
+    if harness.origins.len() > 16 {
+        return Err("more origins than there are".to_owned());
+    }
+    for origin in &harness.origins {
+        signed("an origin's delta", origin.delta)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::report::tests::report;
+    use crate::fixtures::name;
+    use crate::judge::Threshold;
+
+    fn compared(base: u64, head: u64) -> HarnessDiff {
+        HarnessDiff::compared(&name("a::b"), base, head, Threshold::default(), Vec::new())
+    }
+
+    #[test]
+    fn a_report_the_runner_wrote_passes() {
+        assert_eq!(check(&report(vec![compared(100, 200)], vec![])), Ok(()));
+    }
+
+    /// Each forgery is refused with its reason.
+    #[test]
+    fn forged_reports_are_refused() {
+        let forge = |change: &dyn Fn(&mut DiffReport), expected: &str| {
+            let mut forged = report(vec![compared(1_000_000, 1_100_000)], vec![]);
+            change(&mut forged);
+            let refusal = check(&forged).expect_err(expected);
+            assert!(refusal.contains(expected), "{expected:?} in {refusal:?}");
+        };
+        forge(
+            &|r| r.harnesses[0].verdict = Verdict::Judged(crate::judge::Change::Unchanged),
+            "is not what",
+        );
+        forge(&|r| r.harnesses[0].head = Some(u64::MAX), "not below 2^63");
+        forge(&|r| r.harnesses[0].delta = Some(0), "disagree");
+        forge(
+            &|r| r.harnesses[0].threshold.relative_percent = 1e300,
+            "relative_percent",
+        );
+        forge(&|r| r.head.commit = "é".repeat(20), "full commit hash");
+        forge(&|r| r.valgrind = "<b>3</b>".into(), "Valgrind version");
+        forge(&|r| r.base.reference = "x".repeat(1000), "longer than");
+        forge(
+            &|r| r.problems = vec![String::new(); MAX_PROBLEMS + 1],
+            "problems",
+        );
+        forge(
+            &|r| {
+                let twice = r.harnesses[0].clone();
+                r.harnesses.push(twice);
+            },
+            "appears twice",
+        );
+        forge(
+            &|r| r.harnesses[0].annotated_diff = Some("/etc/passwd".into()),
+            "leaves the project",
+        );
+        forge(
+            &|r| r.harnesses[0].verdict = Verdict::Added,
+            "does not go with",
+        );
+    }
+}
