@@ -45,6 +45,28 @@ pub trait Harness {
         Vec::new()
     }
 
+    /// Whether `run` marks its client's and its server's calls into their
+    /// library ([`crate::parts`]), as a handshake does. Only then does the
+    /// runner split its count by side and stage and take what each side
+    /// holds; a harness that cannot be split says so instead of reporting
+    /// zeros.
+    fn sides(&self) -> bool {
+        false
+    }
+
+    /// After the counted run, in a heap child only: moves the first
+    /// application record over the connection `run` made (the client
+    /// sends, the server reads), marking each side's calls, so that the
+    /// heap figures can say what each side holds once data has flowed.
+    /// `Ok(false)` when the path has no such record.
+    fn first_record(
+        &self,
+        _setup: &Self::Setup,
+        _output: &mut Self::Output,
+    ) -> Result<bool, HarnessError> {
+        Ok(false)
+    }
+
     /// Builds what every run shares. Not counted.
     fn setup(&self) -> Result<Self::Setup, HarnessError>;
 

@@ -13,6 +13,8 @@
 pub mod child;
 pub mod cpu;
 pub mod harness;
+pub mod heap;
+pub mod parts;
 pub mod program;
 pub mod region;
 pub mod scale;

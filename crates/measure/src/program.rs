@@ -24,8 +24,11 @@ use crate::scale::{self, ScaleRequest};
 pub trait AnyHarness: Send + Sync {
     /// [`run_natively`]: setup, two runs, each checked.
     fn run_natively(&self) -> Result<(), HarnessError>;
-    /// The measurement protocol of [`child::run`].
-    fn measure(&self, name: &str, request: &ChildRequest) -> Result<(), HarnessError>;
+    /// The first step of the measurement protocol, on the starting thread
+    /// ([`child::announce`]).
+    fn announce(&self, name: &str, request: &ChildRequest) -> Result<(), HarnessError>;
+    /// The measurement protocol of [`child::run`], on the measuring thread.
+    fn measure(&self, request: &ChildRequest) -> Result<(), HarnessError>;
     /// The thread-scaling protocol of [`scale::run`].
     fn scale(&self, name: &str, request: &ScaleRequest) -> Result<(), HarnessError>;
     /// Bytes one run moves, for throughput paths ([`Harness::bytes_per_run`]).
@@ -51,8 +54,12 @@ impl<H: Harness + Send + Sync> AnyHarness for H {
         run_natively(self)
     }
 
-    fn measure(&self, name: &str, request: &ChildRequest) -> Result<(), HarnessError> {
-        child::run(name, self, request)
+    fn announce(&self, name: &str, request: &ChildRequest) -> Result<(), HarnessError> {
+        child::announce(name, self, request)
+    }
+
+    fn measure(&self, request: &ChildRequest) -> Result<(), HarnessError> {
+        child::run(self, request)
     }
 
     fn scale(&self, name: &str, request: &ScaleRequest) -> Result<(), HarnessError> {
@@ -147,8 +154,14 @@ pub fn serve(entries: &[Entry]) {
         Err(error) => fail(&format!("bad measurement request from the runner: {error}")),
         Ok(Some(request)) => {
             let entry = find(entries, &request.harness);
+            if let Err(error) = entry.harness.announce(&entry.name, &request) {
+                fail(&format!(
+                    "{} failed while being measured: {error}",
+                    entry.name
+                ));
+            }
             on_measuring_thread(|| {
-                if let Err(error) = entry.harness.measure(&entry.name, &request) {
+                if let Err(error) = entry.harness.measure(&request) {
                     fail(&format!(
                         "{} failed while being measured: {error}",
                         entry.name

@@ -1,4 +1,4 @@
-//! Marks the counted region for Valgrind with client requests.
+//! Valgrind client requests: how the measured process talks to the tool.
 //!
 //! Valgrind recognises a "magic" instruction sequence that is a no-op on real
 //! hardware (the rotations add up to a full turn, the exchange swaps a
@@ -9,25 +9,29 @@
 //!
 //! Cachegrind honours start/stop requests from Valgrind 3.22 on, together with
 //! `--instr-at-start=no`. Older Cachegrind ignores them (and complains once),
-//! which is why the runner only turns markers on for a Valgrind that has them.
+//! which is why the runner only plans them for a Valgrind that has them
+//! ([`crate::parts::Plan`]); Callgrind has had its requests for much longer.
 
 /// `VG_USERREQ_TOOL_BASE('C','G')`: the first Cachegrind request.
-const CG_START_INSTRUMENTATION: usize = ((b'C' as usize) << 24) | ((b'G' as usize) << 16);
+pub const CG_START_INSTRUMENTATION: usize = ((b'C' as usize) << 24) | ((b'G' as usize) << 16);
 /// The request after it.
-const CG_STOP_INSTRUMENTATION: usize = CG_START_INSTRUMENTATION + 1;
-/// `VG_USERREQ__RUNNING_ON_VALGRIND`, a core request.
-const RUNNING_ON_VALGRIND: usize = 0x1001;
+pub const CG_STOP_INSTRUMENTATION: usize = CG_START_INSTRUMENTATION + 1;
+/// `VG_USERREQ_TOOL_BASE('C','T') + 2`: Callgrind's `TOGGLE_COLLECT`
+/// (`callgrind.h`).
+pub const CALLGRIND_TOGGLE_COLLECT: usize = ((b'C' as usize) << 24) | ((b'T' as usize) << 16) | 2;
+/// Callgrind's `DUMP_STATS_AT`: dump the cost since the last dump, with a
+/// label (a NUL-terminated string) the dump file carries.
+pub const CALLGRIND_DUMP_STATS_AT: usize = ((b'C' as usize) << 24) | ((b'T' as usize) << 16) | 3;
+/// `VG_USERREQ__RUNNING_ON_VALGRIND`, a core request without side effects:
+/// the no-op a boundary issues when it must not change anything.
+pub const RUNNING_ON_VALGRIND: usize = 0x1001;
 
-/// Starts Cachegrind's counting (Valgrind 3.22+, `--instr-at-start=no`).
+/// Issues `request` with `arg` as its first argument; what it does is
+/// decided by the numbers alone, so every call executes the same
+/// instructions (see [`crate::parts`]).
 #[inline(always)]
-pub fn start_instrumentation() {
-    client_request(0, CG_START_INSTRUMENTATION, [0; 5]);
-}
-
-/// Stops Cachegrind's counting (Valgrind 3.22+).
-#[inline(always)]
-pub fn stop_instrumentation() {
-    client_request(0, CG_STOP_INSTRUMENTATION, [0; 5]);
+pub fn request(request: usize, arg: usize) {
+    client_request(0, request, [arg, 0, 0, 0, 0]);
 }
 
 /// True when this process runs under Valgrind (any tool).
@@ -96,6 +100,8 @@ mod tests {
     fn request_numbers_match_cachegrind_h() {
         assert_eq!(CG_START_INSTRUMENTATION, 0x4347_0000);
         assert_eq!(CG_STOP_INSTRUMENTATION, 0x4347_0001);
+        assert_eq!(CALLGRIND_TOGGLE_COLLECT, 0x4354_0002);
+        assert_eq!(CALLGRIND_DUMP_STATS_AT, 0x4354_0003);
     }
 
     #[test]
@@ -105,8 +111,7 @@ mod tests {
         if running_on_valgrind() {
             return;
         }
-        start_instrumentation();
-        stop_instrumentation();
+        request(RUNNING_ON_VALGRIND, 0);
         assert_eq!(client_request(42, RUNNING_ON_VALGRIND, [1, 2, 3, 4, 5]), 42);
     }
 }

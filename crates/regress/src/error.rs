@@ -191,6 +191,43 @@ pub enum Error {
     )]
     BinaryGone { binary: PathBuf },
 
+    #[error(
+        "cannot build the heap hooks with {compiler}: {reason}\n  \
+         Install a C compiler (Debian/Ubuntu: `sudo apt-get install gcc`; the TLS libraries \
+         need one too) or name one with CC=<compiler>."
+    )]
+    HeapHooks { compiler: PathBuf, reason: String },
+
+    #[error(
+        "{path} is not a Callgrind dump of a counted run's part: {reason}.\n  \
+         The logs of the child are beside it; a program from before parts cannot be split."
+    )]
+    BadDump { path: PathBuf, reason: String },
+
+    #[error(
+        "{harness}: its parts do not add up to its count: client {client} + server {server} + \
+         glue {glue} = {sum} (Callgrind), but the run counts {total} ({method}).\n  \
+         A part boundary is outside the counted run, or the two tools counted differently \
+         (`--vex-guest-chase=no` must be given to both); the dumps are in {logs}."
+    )]
+    PartsDoNotAddUp {
+        harness: String,
+        client: u64,
+        server: u64,
+        glue: u64,
+        sum: u64,
+        total: u64,
+        method: String,
+        logs: PathBuf,
+    },
+
+    #[error(
+        "{path} is not a heap report this runner reads: {reason}.\n  \
+         Measure again; if it persists, the measured program and the runner disagree \
+         (build both from one checkout)."
+    )]
+    BadHeapReport { path: PathBuf, reason: String },
+
     #[error("interrupted (SIGINT or SIGTERM); every child process was stopped")]
     Interrupted,
 

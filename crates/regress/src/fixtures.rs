@@ -50,6 +50,8 @@ pub fn measurement(harness: &str, instructions: u64, bytes: Option<u64>) -> Meas
         bytes_per_run: bytes,
         operations_per_run: 1,
         fingerprint: fingerprint("3.19.0"),
+        sides: false,
+        metrics: Default::default(),
         annotated: PathBuf::from(format!("perf_outputs/{stem}.annotated.txt")),
         profile: PathBuf::from(format!("perf_outputs/{stem}.cachegrind.out")),
     }

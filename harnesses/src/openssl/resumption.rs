@@ -79,6 +79,16 @@ impl Harness for SessionResumption {
         runtime_libraries()
     }
 
+    /// The driver marks its sides' calls, as in a full handshake.
+    fn sides(&self) -> bool {
+        true
+    }
+
+    fn first_record(&self, _: &ResumptionSetup, pair: &mut Pair) -> Result<bool, HarnessError> {
+        crate::tls::first_record::<super::tls::OpenSsl>(pair)?;
+        Ok(true)
+    }
+
     fn setup(&self) -> Result<ResumptionSetup, HarnessError> {
         let contexts = Contexts::new(&self.0.profile())?;
         let mut pair = Pair::new(&contexts, None)?;

@@ -7,7 +7,7 @@ use super::check::{both_sides, check_handshake};
 use super::context::Contexts;
 use super::system;
 use super::transport::Pair;
-use crate::common::error::Context as _;
+use crate::common::error::{ensure, Context as _};
 use crate::common::pins::{Expected, Negotiated};
 use crate::paths::Profile;
 use crate::tls::Tls;
@@ -92,6 +92,26 @@ impl Tls for OpenSsl {
 
     fn in_flight(pair: &Pair) -> (usize, usize) {
         pair.in_flight()
+    }
+
+    /// `SSL_write` of all of `bytes` (one record up to 16 KiB).
+    fn client_send(pair: &mut Pair, bytes: &[u8]) -> Result<(), HarnessError> {
+        let n = pair
+            .client
+            .ssl_write(bytes)
+            .context("client write failed")?;
+        ensure(n == bytes.len(), || {
+            format!("client wrote {n} of {} bytes", bytes.len())
+        })
+    }
+
+    /// One `SSL_read`; 0 when it wants more than has arrived.
+    fn server_receive(pair: &mut Pair, out: &mut [u8]) -> Result<usize, HarnessError> {
+        match pair.server.ssl_read(out) {
+            Ok(n) => Ok(n),
+            Err(e) if e.code() == openssl::ssl::ErrorCode::WANT_READ => Ok(0),
+            Err(e) => Err(e).context("server read failed"),
+        }
     }
 
     /// The system library's version string: `Cargo.lock` only knows the

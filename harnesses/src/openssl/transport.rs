@@ -16,6 +16,8 @@ use super::context::Contexts;
 use crate::common::error::Context as _;
 use crate::common::pki::SERVER_NAME;
 use crate::common::transport::{self, Endpoint, MAX_HANDSHAKE_ROUNDS};
+use crate::tls::sides::{creating, Sides};
+use regress_measure::parts::Side;
 
 /// A client and a server `SslStream` joined in memory.
 #[derive(Debug)]
@@ -31,7 +33,8 @@ impl Pair {
     /// The client sends SNI `localhost` and, with `session`, offers that
     /// session.
     pub fn new(contexts: &Contexts, session: Option<&SslSessionRef>) -> Result<Pair, HarnessError> {
-        let mut client = Ssl::new(&contexts.client).context("creating the client SSL")?;
+        let mut client = creating(Side::Client, || Ssl::new(&contexts.client))
+            .context("creating the client SSL")?;
         client
             .set_hostname(SERVER_NAME)
             .context("setting the server name")?;
@@ -41,13 +44,17 @@ impl Pair {
             // connection of this very client context.
             unsafe { client.set_session(session) }.context("offering the session")?;
         }
-        let mut server = Ssl::new(&contexts.server).context("creating the server SSL")?;
+        let mut server = creating(Side::Server, || Ssl::new(&contexts.server))
+            .context("creating the server SSL")?;
         client.set_connect_state();
         server.set_accept_state();
         let (client_end, server_end) = transport::connected();
+        // The streams' BIOs are the connections' own (freed with them).
         Ok(Pair {
-            client: SslStream::new(client, client_end).context("creating the client stream")?,
-            server: SslStream::new(server, server_end).context("creating the server stream")?,
+            client: creating(Side::Client, || SslStream::new(client, client_end))
+                .context("creating the client stream")?,
+            server: creating(Side::Server, || SslStream::new(server, server_end))
+                .context("creating the server stream")?,
         })
     }
 
@@ -55,11 +62,17 @@ impl Pair {
     /// complete.
     ///
     /// Each round calls `SSL_do_handshake` once on each side; a side that
-    /// has finished returns success again at once without reading.
+    /// has finished returns success again at once without reading. Each
+    /// call is marked as its side's ([`Sides`]).
     pub fn handshake(&mut self) -> Result<(), HarnessError> {
+        let mut sides = Sides::new();
         for _ in 0..MAX_HANDSHAKE_ROUNDS {
-            let client_done = step(&mut self.client).context("client handshake failed")?;
-            let server_done = step(&mut self.server).context("server handshake failed")?;
+            let client = sides.call(Side::Client, || step(&mut self.client));
+            sides.note(self.in_flight());
+            let client_done = client.context("client handshake failed")?;
+            let server = sides.call(Side::Server, || step(&mut self.server));
+            sides.note(self.in_flight());
+            let server_done = server.context("server handshake failed")?;
             if client_done && server_done {
                 return Ok(());
             }

@@ -18,6 +18,7 @@ use ::rustls::{
     ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection,
     SupportedCipherSuite, SupportedProtocolVersion,
 };
+use regress_measure::parts::Side;
 use regress_measure::HarnessError;
 
 use super::rng;
@@ -28,6 +29,7 @@ use crate::common::pins::{CipherSuite, NamedGroup, Pins, SignatureScheme, TlsVer
 use crate::common::pki::{PemCopies, SERVER_NAME};
 use crate::common::time::FIXED_UNIX_SECS;
 use crate::paths::Profile;
+use crate::tls::sides::{creating, Sides};
 
 /// The fixed time as a [`UnixTime`], for APIs that take one directly.
 pub fn fixed_now() -> UnixTime {
@@ -320,8 +322,8 @@ impl Configs {
 
     /// A fresh server connection and empty pipes, waiting for a client.
     pub fn accept(&self) -> Result<Accepting, HarnessError> {
-        let server =
-            ServerConnection::new(self.server.clone()).context("creating the server connection")?;
+        let server = creating(Side::Server, || ServerConnection::new(self.server.clone()))
+            .context("creating the server connection")?;
         Ok(Accepting::new(server))
     }
 
@@ -339,7 +341,11 @@ impl Configs {
         client: &Arc<ClientConfig>,
         accepting: Accepting,
     ) -> Result<Pair, HarnessError> {
-        let client = ClientConnection::new(client.clone(), self.server_name.clone())
+        // The client's first call: marked as its first stage.
+        let client = Sides::new()
+            .call(Side::Client, || {
+                ClientConnection::new(client.clone(), self.server_name.clone())
+            })
             .context("creating the client connection")?;
         Ok(accepting.connect(client))
     }

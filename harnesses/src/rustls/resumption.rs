@@ -161,6 +161,16 @@ impl Harness for SessionResumption {
     type Input = Accepting;
     type Output = Pair;
 
+    /// The driver marks its sides' calls, as in a full handshake.
+    fn sides(&self) -> bool {
+        true
+    }
+
+    fn first_record(&self, _: &ResumptionSetup, pair: &mut Pair) -> Result<bool, HarnessError> {
+        crate::tls::first_record::<super::tls::Rustls>(pair)?;
+        Ok(true)
+    }
+
     fn setup(&self) -> Result<ResumptionSetup, HarnessError> {
         let offered = Arc::new(TicketQueue::new(true));
         let configs = Configs::build(&self.0.profile(), Some(offered.clone()))?;

@@ -129,6 +129,28 @@ impl Tls for Rustls {
         pair.in_flight()
     }
 
+    /// `writer().write` of all of `bytes`, then `write_tls` until nothing
+    /// is queued.
+    fn client_send(pair: &mut Pair, bytes: &[u8]) -> Result<(), HarnessError> {
+        pair.client
+            .writer()
+            .write_all(bytes)
+            .map_err(|e| failed("client write", e))?;
+        super::transport::flush(&mut pair.client, &mut pair.client_end)
+            .map_err(|e| failed("client write_tls", e))
+    }
+
+    /// `read_tls` and `process_new_packets` of what arrived, then
+    /// `reader().read` of the plaintext; 0 when nothing is readable yet.
+    fn server_receive(pair: &mut Pair, out: &mut [u8]) -> Result<usize, HarnessError> {
+        super::transport::deliver(&mut pair.server, &mut pair.server_end)?;
+        match pair.server.reader().read(out) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(0),
+            Err(e) => Err(failed("server read", e)),
+        }
+    }
+
     /// The client has no record it never sent.
     fn check_transfer(pair: &Pair) -> Result<(), HarnessError> {
         ensure(!pair.client.wants_write(), || {

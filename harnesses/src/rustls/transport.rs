@@ -14,6 +14,8 @@ use regress_measure::HarnessError;
 
 use crate::common::error::Context as _;
 use crate::common::transport::{self, Endpoint, MAX_HANDSHAKE_ROUNDS};
+use crate::tls::sides::Sides;
+use regress_measure::parts::Side;
 
 /// Moves everything `conn` has queued to send into `end`.
 pub fn flush<D>(conn: &mut ConnectionCommon<D>, end: &mut Endpoint) -> io::Result<()> {
@@ -90,18 +92,39 @@ impl Pair {
     /// server's to the client. The loop stops as soon as both sides are done,
     /// so anything the server queues after the handshake (a TLS 1.3
     /// NewSessionTicket) stays in the server's send queue: the client never
-    /// reads it during the handshake.
+    /// reads it during the handshake. Each `flush` and `deliver` is marked
+    /// as its side's ([`Sides`]; the client's first mark is in
+    /// `Configs::connect_with`, where the client is created).
     pub fn handshake(&mut self) -> Result<(), HarnessError> {
+        let mut sides = Sides::new();
         for _ in 0..MAX_HANDSHAKE_ROUNDS {
-            flush(&mut self.client, &mut self.client_end).context("client writing its flight")?;
-            deliver(&mut self.server, &mut self.server_end)
+            sides
+                .call(Side::Client, || {
+                    flush(&mut self.client, &mut self.client_end)
+                })
+                .context("client writing its flight")?;
+            sides.note(self.in_flight());
+            sides
+                .call(Side::Server, || {
+                    deliver(&mut self.server, &mut self.server_end)
+                })
                 .context("server processing the client's flight")?;
+            sides.note(self.in_flight());
             if self.is_done() {
                 return Ok(());
             }
-            flush(&mut self.server, &mut self.server_end).context("server writing its flight")?;
-            deliver(&mut self.client, &mut self.client_end)
+            sides
+                .call(Side::Server, || {
+                    flush(&mut self.server, &mut self.server_end)
+                })
+                .context("server writing its flight")?;
+            sides.note(self.in_flight());
+            sides
+                .call(Side::Client, || {
+                    deliver(&mut self.client, &mut self.client_end)
+                })
                 .context("client processing the server's flight")?;
+            sides.note(self.in_flight());
             if self.is_done() {
                 return Ok(());
             }

@@ -50,6 +50,16 @@ impl Harness for SessionResumption {
     type Input = Pair;
     type Output = Pair;
 
+    /// The driver marks its sides' calls, as in a full handshake.
+    fn sides(&self) -> bool {
+        true
+    }
+
+    fn first_record(&self, _: &ResumptionSetup, pair: &mut Pair) -> Result<bool, HarnessError> {
+        crate::tls::first_record::<super::tls::S2nTls>(pair)?;
+        Ok(true)
+    }
+
     fn setup(&self) -> Result<ResumptionSetup, HarnessError> {
         let configs = Configs::new(&self.0.profile())?;
         let mut pair = Pair::new(&configs, None)?;

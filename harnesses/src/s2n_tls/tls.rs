@@ -100,6 +100,31 @@ impl Tls for S2nTls {
     fn in_flight(pair: &Pair) -> (usize, usize) {
         pair.in_flight()
     }
+
+    /// `poll_send` until all of `bytes` is written (s2n-tls sends each
+    /// write at once).
+    fn client_send(pair: &mut Pair, bytes: &[u8]) -> Result<(), HarnessError> {
+        let mut sent = 0;
+        while sent < bytes.len() {
+            match pair.client.poll_send(&bytes[sent..]) {
+                Poll::Ready(Ok(n)) if n > 0 => sent += n,
+                Poll::Ready(Ok(_)) | Poll::Pending => {
+                    return Err(format!("client send stalled after {sent} bytes").into())
+                }
+                Poll::Ready(Err(e)) => return Err(e).context("client send failed"),
+            }
+        }
+        Ok(())
+    }
+
+    /// One `poll_recv`: what arrived, or 0 when it would block.
+    fn server_receive(pair: &mut Pair, out: &mut [u8]) -> Result<usize, HarnessError> {
+        match pair.server.poll_recv(out) {
+            Poll::Ready(Ok(n)) => Ok(n),
+            Poll::Ready(Err(e)) => Err(e).context("server receive failed"),
+            Poll::Pending => Ok(0),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@ use super::config::Configs;
 use crate::common::error::Context as _;
 use crate::common::pki::SERVER_NAME;
 use crate::common::transport::{self, Endpoint, MAX_HANDSHAKE_ROUNDS};
+use crate::tls::sides::{creating, Sides};
+use regress_measure::parts::Side;
 
 /// A client and a server connection joined in memory.
 ///
@@ -62,9 +64,10 @@ impl Pair {
         server_config: &s2n_tls::config::Config,
         session: Option<&[u8]>,
     ) -> Result<Pair, HarnessError> {
-        let mut client = client_config
-            .build_connection(Mode::Client)
-            .context("creating the client connection")?;
+        let mut client = creating(Side::Client, || {
+            client_config.build_connection(Mode::Client)
+        })
+        .context("creating the client connection")?;
         client
             .set_blinding(Blinding::SelfService)
             .context("setting client blinding")?
@@ -75,9 +78,10 @@ impl Pair {
                 .set_session_ticket(session)
                 .context("setting the client's session")?;
         }
-        let mut server = server_config
-            .build_connection(Mode::Server)
-            .context("creating the server connection")?;
+        let mut server = creating(Side::Server, || {
+            server_config.build_connection(Mode::Server)
+        })
+        .context("creating the server connection")?;
         server
             .set_blinding(Blinding::SelfService)
             .context("setting server blinding")?;
@@ -97,15 +101,21 @@ impl Pair {
     /// complete.
     ///
     /// Each round calls `poll_negotiate` once on each side; a side that has
-    /// finished answers `Ready` again at once.
+    /// finished answers `Ready` again at once. Each call is marked as its
+    /// side's ([`Sides`]).
     pub fn handshake(&mut self) -> Result<(), HarnessError> {
+        let mut sides = Sides::new();
         for _ in 0..MAX_HANDSHAKE_ROUNDS {
-            let client_done = match self.client.poll_negotiate() {
+            let client = sides.call(Side::Client, || self.client.poll_negotiate().map_ok(drop));
+            sides.note(self.in_flight());
+            let client_done = match client {
                 Poll::Ready(Ok(_)) => true,
                 Poll::Ready(Err(e)) => return Err(e).context("client handshake failed"),
                 Poll::Pending => false,
             };
-            let server_done = match self.server.poll_negotiate() {
+            let server = sides.call(Side::Server, || self.server.poll_negotiate().map_ok(drop));
+            sides.note(self.in_flight());
+            let server_done = match server {
                 Poll::Ready(Ok(_)) => true,
                 Poll::Ready(Err(e)) => return Err(e).context("server handshake failed"),
                 Poll::Pending => false,

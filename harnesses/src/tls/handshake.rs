@@ -62,6 +62,16 @@ impl<L: Tls> Harness for FullHandshake<L> {
         L::runtime_libraries()
     }
 
+    /// Every library's driver marks its sides' calls (`super::sides`).
+    fn sides(&self) -> bool {
+        true
+    }
+
+    fn first_record(&self, _: &L::Configs, pair: &mut L::Pair) -> Result<bool, HarnessError> {
+        super::first_record::<L>(pair)?;
+        Ok(true)
+    }
+
     fn setup(&self) -> Result<L::Configs, HarnessError> {
         L::configs(&self.path.profile())
     }

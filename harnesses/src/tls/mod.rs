@@ -12,13 +12,17 @@
 
 pub mod handshake;
 pub mod record;
+pub mod sides;
 #[cfg(test)]
 pub mod testing;
 
+use regress_measure::parts::Side;
 use regress_measure::HarnessError;
 
+use crate::common::error::ensure;
 use crate::common::pins::{Expected, Negotiated};
 use crate::paths::Profile;
+use sides::Sides;
 
 /// A TLS library, as the shared harnesses drive it.
 pub trait Tls: 'static {
@@ -75,6 +79,15 @@ pub trait Tls: 'static {
     /// client)`.
     fn in_flight(pair: &Self::Pair) -> (usize, usize);
 
+    /// The client writes all of `bytes` as application data and hands the
+    /// record(s) to the transport: one side's calls of [`first_record`].
+    fn client_send(pair: &mut Self::Pair, bytes: &[u8]) -> Result<(), HarnessError>;
+
+    /// The server reads what the client sent into `out`; returns the bytes
+    /// read (0 when nothing was there). The other side's calls of
+    /// [`first_record`].
+    fn server_receive(pair: &mut Self::Pair, out: &mut [u8]) -> Result<usize, HarnessError>;
+
     /// Checks what only this library can tell after a transfer (rustls:
     /// that the client has nothing left to send).
     fn check_transfer(_pair: &Self::Pair) -> Result<(), HarnessError> {
@@ -86,4 +99,33 @@ pub trait Tls: 'static {
     fn runtime_libraries() -> Vec<(String, String)> {
         Vec::new()
     }
+}
+
+/// Bytes of the first application record after a handshake: a small
+/// request's worth, the record paths' small write.
+pub const FIRST_RECORD_BYTES: usize = 1024;
+
+/// The first application record over a fresh connection: the client sends
+/// [`FIRST_RECORD_BYTES`], the server reads them, each side's calls marked.
+/// After it, a heap child says what each side holds once data has flowed
+/// (`Harness::first_record`).
+pub fn first_record<L: Tls>(pair: &mut L::Pair) -> Result<(), HarnessError> {
+    let payload = crate::common::payload::payload();
+    let payload = &payload[..FIRST_RECORD_BYTES];
+    let mut received = vec![0u8; FIRST_RECORD_BYTES];
+    let sides = Sides::established();
+    sides.call(Side::Client, || L::client_send(pair, payload))?;
+    let mut got = 0;
+    while got < payload.len() {
+        let n = sides.call(Side::Server, || {
+            L::server_receive(pair, &mut received[got..])
+        })?;
+        ensure(n > 0, || {
+            format!("the server read {got} of the first record's {FIRST_RECORD_BYTES} bytes")
+        })?;
+        got += n;
+    }
+    ensure(received == payload, || {
+        "the first record arrived changed".to_owned()
+    })
 }

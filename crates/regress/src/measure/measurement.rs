@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::harness_name::HarnessName;
 use crate::limits::{self, MAX_COUNT};
 use crate::measure::fingerprint::{Fingerprint, FingerprintProblem};
+use crate::measure::metrics::{self, Metric, Metrics};
 use crate::workspace::Workspace;
 
 /// What a record or baseline entry written before `operations_per_run`
@@ -39,6 +40,16 @@ pub struct Measurement {
     pub operations_per_run: u64,
     /// What the count depends on.
     pub fingerprint: Fingerprint,
+    /// Whether the harness marks its client's and server's calls (a
+    /// handshake). When it does not, its run cannot be split by side, and
+    /// reports say so instead of showing zeros.
+    #[serde(default)]
+    pub sides: bool,
+    /// The run's other figures: instructions by side and stage (when
+    /// `sides`), allocations and bytes. Empty in a record of a program from
+    /// before them.
+    #[serde(default, skip_serializing_if = "Metrics::is_empty")]
+    pub metrics: Metrics,
     /// The annotated profile of the region, relative to the workspace root.
     pub annotated: PathBuf,
     /// The raw Cachegrind profile of the region, relative to the root.
@@ -56,6 +67,53 @@ pub enum RecordProblem {
     Path { field: &'static str },
     #[error(transparent)]
     Fingerprint(FingerprintProblem),
+    #[error("{0}")]
+    Metrics(String),
+}
+
+/// Checks the metrics of a run of `instructions`: every value a count, and
+/// a split complete and adding up to the run (client + server + glue).
+/// Shared by records and baseline entries, both read from files.
+pub fn validate_metrics(metrics: &Metrics, instructions: u64) -> Result<(), String> {
+    if let Some((metric, value)) = metrics.iter().find(|(_, value)| **value > MAX_COUNT) {
+        return Err(format!(
+            "`{}` is {value}, more than {MAX_COUNT}",
+            metric.key()
+        ));
+    }
+    let side_metrics = [
+        Metric::Client,
+        Metric::Server,
+        Metric::Glue,
+        Metric::ClientHello,
+        Metric::ServerFlight,
+        Metric::ClientFinish,
+        Metric::ServerFinish,
+    ];
+    let present = side_metrics
+        .iter()
+        .filter(|metric| metrics.contains_key(metric))
+        .count();
+    if present != 0 && present != side_metrics.len() {
+        return Err("the split by side and stage is incomplete".to_owned());
+    }
+    if metrics::is_split(metrics) {
+        let get = |metric| metrics[&metric];
+        let stages_add_up = get(Metric::ClientHello) + get(Metric::ClientFinish)
+            == get(Metric::Client)
+            && get(Metric::ServerFlight) + get(Metric::ServerFinish) == get(Metric::Server);
+        let sum = get(Metric::Client) + get(Metric::Server) + get(Metric::Glue);
+        if !stages_add_up || sum != instructions {
+            return Err(format!(
+                "its parts do not add up: client {} + server {} + glue {} = {sum}, not {instructions} \
+                 (or a side is not the sum of its stages)",
+                get(Metric::Client),
+                get(Metric::Server),
+                get(Metric::Glue)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Instructions per application byte, for throughput paths (those that
@@ -153,6 +211,7 @@ impl Measurement {
                 return Err(RecordProblem::Path { field });
             }
         }
+        validate_metrics(&self.metrics, self.instructions).map_err(RecordProblem::Metrics)?;
         self.fingerprint
             .validate()
             .map_err(RecordProblem::Fingerprint)

@@ -11,7 +11,11 @@
 //! - [`runner`] ties those together and writes the annotated profile and
 //!   the [`measurement`] record;
 //! - [`overhead`] reads the harness's own share of a region from its
-//!   profile.
+//!   profile;
+//! - [`split`] reads a Callgrind child's dumps into the count of each part
+//!   of the run (client, server, their stages, the glue), [`heap_hooks`]
+//!   builds the library a heap child preloads, and [`metrics`] is what
+//!   both add to a record.
 //!
 //! [`scale`] is the wall-clock counterpart: the same harnesses run natively
 //! on 1..N threads.
@@ -19,9 +23,12 @@
 pub mod annotate;
 pub mod cachegrind;
 pub mod fingerprint;
+pub mod heap_hooks;
 pub mod measurement;
+pub mod metrics;
 pub mod overhead;
 pub mod runner;
 pub mod scale;
 pub mod scratch;
+pub mod split;
 pub mod valgrind;

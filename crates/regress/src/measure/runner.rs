@@ -8,17 +8,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use regress_measure::child::PREPARED_INPUTS;
+use regress_measure::child::{PREPARED_INPUTS, PROTOCOL};
+use regress_measure::heap::{HeapReport, HEAP_SCHEMA};
+use regress_measure::parts::{PartSet, Plan};
 use regress_profile::{annotated, cachegrind_out};
 
 use crate::atomic_file;
 use crate::error::{Error, Result};
 use crate::harness_name::HarnessName;
+use crate::limits;
 use crate::measure::annotate;
-use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec};
+use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec, Tool};
 use crate::measure::fingerprint::{self, Fingerprint, Toolchain};
+use crate::measure::heap_hooks;
 use crate::measure::measurement::{Measurement, MEASUREMENT_SCHEMA};
+use crate::measure::metrics::{self, Metrics};
 use crate::measure::scratch::ScratchDir;
+use crate::measure::split::{self, Parts};
 use crate::measure::valgrind::{Method, Valgrind};
 use crate::workspace::Workspace;
 
@@ -38,6 +44,8 @@ pub struct Runner {
     outputs: PathBuf,
     /// The compilers of each measured program, read once per program.
     toolchains: Arc<Mutex<BTreeMap<PathBuf, Toolchain>>>,
+    /// The heap hooks library, built on first use.
+    hooks: Arc<Mutex<Option<PathBuf>>>,
 }
 
 impl Runner {
@@ -50,6 +58,7 @@ impl Runner {
             timeout,
             libraries,
             toolchains: Arc::default(),
+            hooks: Arc::default(),
         })
     }
 
@@ -118,6 +127,21 @@ impl Runner {
         Ok(toolchain)
     }
 
+    /// The heap hooks library, built once per runner.
+    fn hooks(&self) -> Result<PathBuf> {
+        let mut hooks = self
+            .hooks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(path) = hooks.as_ref() {
+            return Ok(path.clone());
+        }
+        let path = heap_hooks::build(&self.outputs)?;
+        *hooks = Some(path.clone());
+        Ok(path)
+    }
+
+    /// A Cachegrind child that counts the run its method says.
     fn child<'a>(
         &'a self,
         harness: &'a HarnessName,
@@ -130,10 +154,70 @@ impl Runner {
             binary,
             harness,
             runs,
-            markers: self.valgrind.method == Method::Markers,
+            plan: match self.valgrind.method {
+                Method::Markers => Plan::Cachegrind(PartSet::run()),
+                Method::Subtraction => Plan::Nothing,
+            },
+            tool: Tool::Cachegrind,
             scratch,
             timeout: self.timeout,
         }
+    }
+
+    /// The run of `harness` split by part (a Callgrind child), checked to
+    /// add up to `total`, its Cachegrind count.
+    fn split(
+        &self,
+        harness: &HarnessName,
+        binary: &Path,
+        scratch: &Path,
+        total: u64,
+    ) -> Result<Parts> {
+        let child = ChildSpec {
+            plan: Plan::Callgrind,
+            tool: Tool::Callgrind,
+            ..self.child(harness, binary, scratch, PREPARED_INPUTS)
+        }
+        .run()?;
+        let parts = split::read_dumps(&child.profile)?;
+        if parts.total() != total {
+            return Err(Error::PartsDoNotAddUp {
+                harness: harness.to_string(),
+                client: parts.client(),
+                server: parts.server(),
+                glue: parts.glue,
+                sum: parts.total(),
+                total,
+                method: self.valgrind.method.to_string(),
+                logs: scratch.to_path_buf(),
+            });
+        }
+        Ok(parts)
+    }
+
+    /// The heap figures of `harness`'s counted run (a native child with the
+    /// hooks preloaded).
+    fn heap(&self, harness: &HarnessName, binary: &Path, scratch: &Path) -> Result<HeapReport> {
+        let hooks = self.hooks()?;
+        let child = ChildSpec {
+            plan: Plan::Nothing,
+            tool: Tool::Heap { hooks: &hooks },
+            ..self.child(harness, binary, scratch, PREPARED_INPUTS)
+        }
+        .run()?;
+        let path = &child.profile;
+        let bad = |reason: String| Error::BadHeapReport {
+            path: path.clone(),
+            reason,
+        };
+        let text = limits::read_capped(path, limits::MAX_SMALL_FILE)
+            .map_err(|source| bad(format!("cannot read it ({source})")))?;
+        let report: HeapReport =
+            serde_json::from_str(&text).map_err(|error| bad(error.to_string()))?;
+        if report.schema != HEAP_SCHEMA {
+            return Err(bad(format!("schema {}, not {HEAP_SCHEMA}", report.schema)));
+        }
+        Ok(report)
     }
 
     fn measure_in(
@@ -193,6 +277,20 @@ impl Runner {
             });
         }
 
+        // A program from before the protocol of parts and heap children
+        // (the base of a diff, say) gives the count alone.
+        let current = last.report.protocol >= PROTOCOL;
+        let parts = if current && last.report.sides {
+            Some(self.split(harness, binary, scratch, instructions as u64)?)
+        } else {
+            None
+        };
+        let heap = if current {
+            Some(self.heap(harness, binary, scratch)?)
+        } else {
+            None
+        };
+
         let mut libraries = self.libraries.clone();
         libraries.extend(last.report.runtime_libraries.clone());
         let fingerprint = Fingerprint::new(
@@ -208,6 +306,8 @@ impl Runner {
                 bytes_per_run: last.report.bytes_per_run,
                 operations_per_run: last.report.operations_per_run,
                 fingerprint,
+                sides: last.report.sides,
+                metrics: metrics::collect(parts.as_ref(), heap.as_ref()),
             },
             &annotation_text,
             &region_profile,
@@ -234,6 +334,8 @@ impl Runner {
             bytes_per_run: outcome.bytes_per_run,
             operations_per_run: outcome.operations_per_run,
             fingerprint: outcome.fingerprint,
+            sides: outcome.sides,
+            metrics: outcome.metrics,
             annotated: relative(&self.workspace, &annotated_path),
             profile: relative(&self.workspace, &profile_path),
         };
@@ -264,6 +366,8 @@ struct Outcome<'a> {
     bytes_per_run: Option<u64>,
     operations_per_run: u64,
     fingerprint: Fingerprint,
+    sides: bool,
+    metrics: Metrics,
 }
 
 fn read_profile(path: &Path) -> Result<cachegrind_out::Profile> {
@@ -345,7 +449,75 @@ fn header(measurement: &Measurement) -> String {
             measurement.operations_per_run
         ));
     }
+    lines.extend(metric_lines(measurement));
     header_lines(&lines)
+}
+
+/// The header's lines on the run's split and heap figures.
+fn metric_lines(measurement: &Measurement) -> Vec<String> {
+    use crate::format::count;
+    use crate::measure::metrics::Metric;
+    let metrics = &measurement.metrics;
+    let get = |metric: Metric| metrics.get(&metric).copied();
+    let mut lines = Vec::new();
+    if let (Some(client), Some(server), Some(glue)) =
+        (get(Metric::Client), get(Metric::Server), get(Metric::Glue))
+    {
+        let stage = |metric: Metric| count(get(metric).unwrap_or(0));
+        lines.push(format!(
+            "client instructions {} (client_hello {} + client_finish {})",
+            count(client),
+            stage(Metric::ClientHello),
+            stage(Metric::ClientFinish)
+        ));
+        lines.push(format!(
+            "server instructions {} (server_flight {} + server_finish {})",
+            count(server),
+            stage(Metric::ServerFlight),
+            stage(Metric::ServerFinish)
+        ));
+        lines.push(format!(
+            "glue instructions {} (the harness between the calls); client + server + glue = {} \
+             = the region count (Callgrind's dumps of the same run)",
+            count(glue),
+            count(client + server + glue)
+        ));
+    } else if !measurement.sides {
+        lines.push("not split by side: the path has no handshake".to_owned());
+    }
+    if let (Some(allocations), Some(bytes), Some(peak)) = (
+        get(Metric::Allocations),
+        get(Metric::BytesAllocated),
+        get(Metric::PeakLiveBytes),
+    ) {
+        lines.push(format!(
+            "heap {} allocations, {} bytes allocated, peak {} live bytes (the run's own blocks)",
+            count(allocations),
+            count(bytes),
+            count(peak)
+        ));
+    }
+    for (what, client, server) in [
+        (
+            "after the handshake",
+            Metric::ClientHeld,
+            Metric::ServerHeld,
+        ),
+        (
+            "after the first record",
+            Metric::ClientHeldAfterRecord,
+            Metric::ServerHeldAfterRecord,
+        ),
+    ] {
+        if let (Some(client), Some(server)) = (get(client), get(server)) {
+            lines.push(format!(
+                "held {what}: client {} bytes, server {} bytes",
+                count(client),
+                count(server)
+            ));
+        }
+    }
+    lines
 }
 
 /// `lines` as the runner's header above a tool's text: each marked with
@@ -398,6 +570,7 @@ mod tests {
             libraries: BTreeMap::new(),
             outputs: workspace.perf_outputs_dir(),
             toolchains: Arc::default(),
+            hooks: Arc::default(),
         }
         .with_output_dir(&elsewhere);
         let profile = dir.path().join("region.cachegrind.out");
@@ -410,6 +583,8 @@ mod tests {
                     bytes_per_run: None,
                     operations_per_run: 1,
                     fingerprint: crate::fixtures::fingerprint("3.24.0"),
+                    sides: false,
+                    metrics: Metrics::new(),
                 },
                 "annotated\n",
                 &profile,
