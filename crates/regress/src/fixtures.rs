@@ -61,12 +61,14 @@ pub fn measurement(harness: &str, instructions: u64, bytes: Option<u64>) -> Meas
 /// per `(valgrind version, instructions)`.
 pub fn baseline(harness: &str, entries: &[(&str, u64)]) -> BaselineFile {
     BaselineFile {
+        heap_threshold: crate::judge::Threshold::heap_default(),
         schema: BASELINE_SCHEMA,
         harness: name(harness),
         threshold: Threshold::default(),
         entries: entries
             .iter()
             .map(|(valgrind, instructions)| BaselineEntry {
+                metrics: Default::default(),
                 fingerprint: fingerprint(valgrind),
                 instructions: *instructions,
                 bytes_per_run: None,

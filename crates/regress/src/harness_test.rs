@@ -59,14 +59,15 @@ pub fn run(entry: &Entry, program: &Path) -> Result<(), String> {
         .measure(name, program)
         .map_err(|error| error.to_string())?;
     let baseline = BaselineFile::load(&runner.workspace.baselines_dir(), &measurement.harness);
-    let verdict = gate::evaluate(&measurement, baseline).map_err(|error| error.to_string())?;
+    let assessment = gate::evaluate(&measurement, baseline).map_err(|error| error.to_string())?;
     let message = VerdictMessage {
         harness: name,
-        verdict: &verdict,
+        verdict: &assessment.verdict,
         annotated: &measurement.annotated.display().to_string(),
+        figures: Some(&assessment.figures),
     }
     .to_string();
-    if verdict.fails(policy) {
+    if assessment.fails(policy) {
         return Err(message);
     }
     let per_byte = measurement

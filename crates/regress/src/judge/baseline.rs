@@ -17,6 +17,8 @@ use super::{Threshold, ThresholdProblem};
 use crate::harness_name::HarnessName;
 use crate::limits::{self, MAX_COUNT};
 use crate::measure::fingerprint::{Fingerprint, FingerprintProblem};
+use crate::measure::measurement::validate_metrics;
+use crate::measure::metrics::Metrics;
 
 /// Bumped whenever the file's meaning changes.
 pub const BASELINE_SCHEMA: u32 = 1;
@@ -106,6 +108,10 @@ pub enum Problem {
     },
     #[error("it has more than {MAX_ENTRIES} entries")]
     TooManyEntries,
+    #[error("entry {entry}: {problem}")]
+    Metrics { entry: usize, problem: String },
+    #[error("heap_threshold: {0}")]
+    HeapThreshold(ThresholdProblem),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,6 +129,11 @@ pub struct BaselineEntry {
         skip_serializing_if = "is_one_operation"
     )]
     pub operations_per_run: u64,
+    /// The run's other figures (sides, stages, heap), gated beside the
+    /// count. Absent in an entry blessed before they existed: the gate then
+    /// judges the count and asks for a bless for the rest.
+    #[serde(default, skip_serializing_if = "Metrics::is_empty")]
+    pub metrics: Metrics,
 }
 
 fn is_one_operation(operations: &u64) -> bool {
@@ -136,7 +147,13 @@ pub struct BaselineFile {
     /// Checked when the file is read: a name that is not a harness name
     /// does not load.
     pub harness: HarnessName,
+    /// The threshold of the instruction count, and of the instructions of
+    /// each side, stage and the glue.
     pub threshold: Threshold,
+    /// The threshold of the heap figures ([`Threshold::heap_default`] in a
+    /// file from before them).
+    #[serde(default = "Threshold::heap_default")]
+    pub heap_threshold: Threshold,
     pub entries: Vec<BaselineEntry>,
 }
 
@@ -183,6 +200,9 @@ impl BaselineFile {
             });
         }
         self.threshold.validate().map_err(Problem::Threshold)?;
+        self.heap_threshold
+            .validate()
+            .map_err(Problem::HeapThreshold)?;
         if self.entries.len() > MAX_ENTRIES {
             return Err(Problem::TooManyEntries);
         }
@@ -211,6 +231,12 @@ impl BaselineFile {
                     });
                 }
             }
+            validate_metrics(&entry.metrics, entry.instructions).map_err(|problem| {
+                Problem::Metrics {
+                    entry: index,
+                    problem,
+                }
+            })?;
             entry
                 .fingerprint
                 .validate()

@@ -83,6 +83,7 @@ fn plan(dir: &Path, measurement: &Measurement) -> Result<Plan, BaselineError> {
         instructions: measurement.instructions,
         bytes_per_run: measurement.bytes_per_run,
         operations_per_run: measurement.operations_per_run,
+        metrics: measurement.metrics.clone(),
     };
     let loaded = BaselineFile::load(dir, &measurement.harness)?;
     let before = match &loaded {
@@ -99,6 +100,7 @@ fn plan(dir: &Path, measurement: &Measurement) -> Result<Plan, BaselineError> {
                 schema: BASELINE_SCHEMA,
                 harness: measurement.harness.clone(),
                 threshold: Threshold::for_count(measurement.instructions),
+                heap_threshold: Threshold::heap_default(),
                 entries: vec![entry],
             },
             Blessed::Created {

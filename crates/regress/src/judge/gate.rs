@@ -13,6 +13,7 @@
 use std::fmt;
 
 use super::baseline::{BaselineError, BaselineFile};
+use super::figures::{Figures, FiguresMessage};
 use super::{judge, Change, Judgement};
 use crate::error::Error;
 use crate::format::{count, signed, signed_percent};
@@ -130,20 +131,73 @@ impl Verdict {
     }
 }
 
+/// The gate's judgement of a measurement: its count, and its other
+/// figures ([`Figures`]: sides, stages, heap) when its entry was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    pub verdict: Verdict,
+    pub figures: Figures,
+}
+
+impl Assessment {
+    /// True when the gate must fail under `policy`: the count or a figure
+    /// regressed, or something could not be judged and the policy fails
+    /// on that.
+    pub fn fails(&self, policy: UnmatchedPolicy) -> bool {
+        self.verdict.fails(policy)
+            || self.figures.regressed().next().is_some()
+            || (self.figures.unmatched() && policy == UnmatchedPolicy::Fail)
+    }
+
+    /// The short form for a summary table: the count's verdict, unless a
+    /// figure says more.
+    pub fn label(&self) -> String {
+        let regressed: Vec<&str> = self.figures.regressed().map(|(m, _)| m.key()).collect();
+        match &self.verdict {
+            Verdict::Judged(judgement) if judgement.change == Change::Regressed => {
+                "REGRESSED".to_owned()
+            }
+            _ if !regressed.is_empty() => format!("REGRESSED ({})", regressed.join(", ")),
+            Verdict::Unmatched(_) => "NOT GATED".to_owned(),
+            _ if self.figures.unmatched() => "NOT GATED (figures)".to_owned(),
+            verdict => verdict.label().to_owned(),
+        }
+    }
+
+    /// Whether a reader needs more than the table row.
+    pub fn deserves_a_message(&self) -> bool {
+        self.verdict.deserves_a_message() || self.figures.deserves_a_message()
+    }
+}
+
 /// Judges `measurement` against the result of loading its baseline
-/// (`Ok(None)`: there is no baseline file).
+/// (`Ok(None)`: there is no baseline file): its count and its figures.
 ///
 /// A corrupt or unreadable baseline is returned as an error: it must be
 /// fixed, never judged around.
 pub fn evaluate(
     measurement: &Measurement,
     baseline: Result<Option<BaselineFile>, BaselineError>,
-) -> Result<Verdict, BaselineError> {
-    let Some(file) = baseline? else {
-        return Ok(Verdict::Unmatched(Unmatched::NoBaseline {
+) -> Result<Assessment, BaselineError> {
+    let baseline = baseline?;
+    let verdict = count_verdict(measurement, baseline.as_ref());
+    let figures = match (&verdict, &baseline) {
+        (Verdict::Judged(_), Some(file)) => file
+            .entry_for(&measurement.fingerprint)
+            .map(|entry| Figures::judge(measurement, entry, file))
+            .unwrap_or_default(),
+        _ => Figures::default(),
+    };
+    Ok(Assessment { verdict, figures })
+}
+
+/// The count's verdict.
+fn count_verdict(measurement: &Measurement, baseline: Option<&BaselineFile>) -> Verdict {
+    let Some(file) = baseline else {
+        return Verdict::Unmatched(Unmatched::NoBaseline {
             path: BaselineFile::path(std::path::Path::new("baselines"), &measurement.harness),
             harness: measurement.harness.to_string(),
-        }));
+        });
     };
     let harness = measurement.harness.to_string();
     let Some(entry) = file.entry_for(&measurement.fingerprint) else {
@@ -151,23 +205,23 @@ pub fn evaluate(
             .closest(&measurement.fingerprint)
             .map(|(_, differences)| differences)
             .unwrap_or_default();
-        return Ok(Verdict::Unmatched(Unmatched::NoEntry {
+        return Verdict::Unmatched(Unmatched::NoEntry {
             harness,
             differences,
-        }));
+        });
     };
     if entry.operations_per_run != measurement.operations_per_run {
-        return Ok(Verdict::Unmatched(Unmatched::OperationsDiffer {
+        return Verdict::Unmatched(Unmatched::OperationsDiffer {
             harness,
             baseline: entry.operations_per_run,
             measured: measurement.operations_per_run,
-        }));
+        });
     }
-    Ok(Verdict::Judged(judge(
+    Verdict::Judged(judge(
         entry.instructions,
         measurement.instructions,
         file.threshold,
-    )))
+    ))
 }
 
 /// `1 call per run`, `16 calls per run`.
@@ -179,15 +233,32 @@ fn calls(operations: u64) -> String {
 }
 
 /// A verdict with the context a reader needs: which harness, and where its
-/// annotated profile is.
+/// annotated profile is; then what its figures' verdicts say, if anything.
 pub struct VerdictMessage<'a> {
     pub harness: &'a str,
     pub verdict: &'a Verdict,
     pub annotated: &'a str,
+    /// The figures' verdicts, when the count was judged.
+    pub figures: Option<&'a Figures>,
 }
 
 impl fmt::Display for VerdictMessage<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.count(f)?;
+        if let Some(figures) = self.figures.filter(|figures| figures.deserves_a_message()) {
+            let message = FiguresMessage {
+                harness: self.harness,
+                figures,
+            };
+            write!(f, "\n{message}")?;
+        }
+        Ok(())
+    }
+}
+
+impl VerdictMessage<'_> {
+    /// The count's verdict.
+    fn count(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let harness = self.harness;
         let judgement = match self.verdict {
             Verdict::Unmatched(reason) => return write!(f, "{harness}: NOT GATED: {reason}"),
@@ -259,8 +330,17 @@ mod tests {
             harness: HARNESS,
             verdict,
             annotated: "perf_outputs/s2n_tls.handshake_rsa4096.annotated.txt",
+            figures: None,
         }
         .to_string()
+    }
+
+    /// The count's verdict, as the tests below look at it.
+    fn evaluate(
+        measurement: &Measurement,
+        baseline: Result<Option<BaselineFile>, BaselineError>,
+    ) -> Result<Verdict, BaselineError> {
+        super::evaluate(measurement, baseline).map(|assessment| assessment.verdict)
     }
 
     #[test]

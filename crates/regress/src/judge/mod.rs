@@ -13,6 +13,7 @@
 
 pub mod baseline;
 pub mod bless;
+pub mod figures;
 pub mod gate;
 pub mod noise;
 
@@ -48,6 +49,23 @@ impl Default for Threshold {
 }
 
 impl Threshold {
+    /// The threshold of heap figures (allocations, bytes): 0.1 %, the
+    /// threshold rustls's ci-bench gates its heap figures with, and no
+    /// floor. A floor is there for counts that move a little when code
+    /// moves; heap figures do not (they are the sizes a program asks for,
+    /// not where its code lies: a rebuild that moved instruction counts
+    /// left every heap figure as it was), so any change beyond 0.1 % is a
+    /// change in what the code allocates. On a handshake's ~50 KiB held per
+    /// connection that is ~50 bytes: one small allocation more per
+    /// connection, ~50 MB over a million idle connections. A path that
+    /// allocates nothing fails on its first allocation.
+    pub fn heap_default() -> Threshold {
+        Threshold {
+            relative_percent: 0.1,
+            absolute: 0,
+        }
+    }
+
     /// The threshold a new baseline of `instructions` gets: the default,
     /// with the absolute floor lowered to 1 % of the count (but at least 10
     /// instructions) for paths so small that 1,000 instructions would be

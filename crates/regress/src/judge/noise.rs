@@ -1,6 +1,10 @@
-//! Run-to-run spread of repeated measurements.
+//! Run-to-run spread of repeated measurements: of the count, and of every
+//! other figure (sides, stages, heap).
+
+use std::collections::BTreeMap;
 
 use crate::judge::Threshold;
+use crate::measure::metrics::{Metric, Metrics};
 
 /// The counts of one harness over repeated runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,9 +60,82 @@ impl Spread {
     }
 }
 
+/// The spread of each figure over repeated runs of one harness.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FigureSpreads {
+    values: BTreeMap<Metric, (u64, u64)>,
+    runs: usize,
+    /// Figures some runs had and others did not.
+    inconsistent: Vec<Metric>,
+}
+
+impl FigureSpreads {
+    /// Adds one run's figures.
+    pub fn add(&mut self, metrics: &Metrics) {
+        if self.runs > 0 {
+            for metric in Metric::ALL {
+                if self.values.contains_key(&metric) != metrics.contains_key(&metric)
+                    && !self.inconsistent.contains(&metric)
+                {
+                    self.inconsistent.push(metric);
+                }
+            }
+        }
+        for (metric, value) in metrics {
+            let range = self.values.entry(*metric).or_insert((*value, *value));
+            *range = (range.0.min(*value), range.1.max(*value));
+        }
+        self.runs += 1;
+    }
+
+    /// How many figures the runs had.
+    pub fn figures(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The largest spread (max - min) of any figure.
+    pub fn largest_spread(&self) -> u64 {
+        self.values
+            .values()
+            .map(|(min, max)| max - min)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The figures that moved, or that only some runs had.
+    pub fn moved(&self) -> Vec<Metric> {
+        let mut moved: Vec<Metric> = self
+            .values
+            .iter()
+            .filter(|(_, (min, max))| min != max)
+            .map(|(metric, _)| *metric)
+            .collect();
+        moved.extend(self.inconsistent.iter().copied());
+        moved
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figure_spreads_name_what_moved() {
+        let mut spreads = FigureSpreads::default();
+        spreads.add(&Metrics::from([
+            (Metric::Server, 10),
+            (Metric::ServerHeld, 5),
+        ]));
+        spreads.add(&Metrics::from([
+            (Metric::Server, 10),
+            (Metric::ServerHeld, 7),
+        ]));
+        assert_eq!(spreads.figures(), 2);
+        assert_eq!(spreads.largest_spread(), 2);
+        assert_eq!(spreads.moved(), [Metric::ServerHeld]);
+        spreads.add(&Metrics::from([(Metric::Server, 10)]));
+        assert_eq!(spreads.moved(), [Metric::ServerHeld, Metric::ServerHeld]);
+    }
 
     #[test]
     fn zero_spread_keeps_the_default() {

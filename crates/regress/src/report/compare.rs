@@ -13,12 +13,14 @@ use serde::Serialize;
 
 use crate::format::count;
 use crate::measure::measurement::{self, Measurement};
+use crate::measure::metrics::Metrics;
 use crate::measure::overhead;
 use crate::report::Table;
 use crate::workspace::Workspace;
 
-/// Bumped whenever the JSON's meaning changes.
-pub const COMPARISON_SCHEMA: u32 = 1;
+/// Bumped whenever the JSON's meaning changes (2: each cell's `figures`
+/// and `sides`).
+pub const COMPARISON_SCHEMA: u32 = 2;
 
 /// Libraries in column order, with the names people know them by.
 const LIBRARIES: &[(&str, &str)] = &[
@@ -56,6 +58,10 @@ pub struct Count {
     /// Percent of the region in the harness's own code, when its profile
     /// could be read.
     pub harness_share_percent: Option<f64>,
+    /// Whether the path marks its sides (a handshake).
+    pub sides: bool,
+    /// Its other figures: sides, stages, heap.
+    pub metrics: Metrics,
 }
 
 impl From<&Measurement> for Count {
@@ -70,6 +76,8 @@ impl From<&Measurement> for Count {
                 record.fingerprint.valgrind, record.fingerprint.method
             ),
             harness_share_percent: None,
+            sides: record.sides,
+            metrics: record.metrics.clone(),
         }
     }
 }
@@ -105,6 +113,12 @@ pub struct Cell {
     /// buffers), from the region profile; `None` when it cannot be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harness_share_percent: Option<f64>,
+    /// Whether the path's run can be split by side (it has a handshake).
+    pub sides: bool,
+    /// Instructions by side and stage (when `sides`) and heap figures
+    /// (`client`, `server_flight`, `bytes_allocated`, `server_held`...).
+    #[serde(skip_serializing_if = "Metrics::is_empty")]
+    pub figures: Metrics,
 }
 
 impl Cell {
@@ -196,6 +210,8 @@ impl Comparison {
                     instructions_per_operation: record.per_operation(),
                     ratio_to_s2n_tls: None,
                     harness_share_percent: record.harness_share_percent,
+                    sides: record.sides,
+                    figures: record.metrics.clone(),
                 },
             );
         }
@@ -342,6 +358,7 @@ impl Comparison {
             out.push('\n');
             out.push_str(&self.mtls_table().to_text());
         }
+        out.push_str(&super::sides::to_text(self));
         out
     }
 
@@ -442,7 +459,7 @@ mod tests {
         assert!(markdown.contains("2,048 (2.00/B)"), "{markdown}");
         let json: serde_json::Value =
             serde_json::from_str(&comparison.to_json().expect("json")).expect("json");
-        assert_eq!(json["schema"], 1);
+        assert_eq!(json["schema"], 2);
         assert_eq!(
             json["paths"][0]["libraries"]["openssl"]["instructions"],
             1_100

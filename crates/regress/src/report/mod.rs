@@ -1,14 +1,15 @@
 //! Everything the runner shows a person: the one reporter of progress and
 //! results ([`terminal`], fed with [`events`]), the tables it prints, and
 //! the documents built from the data: the library comparison
-//! ([`compare`]), the README's generated tables ([`readme`]) and the HTML
-//! page ([`html`]).
+//! ([`compare`]) and its side, stage and heap tables ([`sides`]), the
+//! README's generated tables ([`readme`]) and the HTML page ([`html`]).
 
 pub mod compare;
 pub mod events;
 pub mod html;
 pub mod markdown;
 pub mod readme;
+pub mod sides;
 pub mod terminal;
 
 pub use events::Event;

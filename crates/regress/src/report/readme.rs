@@ -87,6 +87,8 @@ fn to_count(file: &BaselineFile, entry: &BaselineEntry) -> Count {
             entry.fingerprint.valgrind, entry.fingerprint.method
         ),
         harness_share_percent: None,
+        sides: crate::measure::metrics::is_split(&entry.metrics),
+        metrics: entry.metrics.clone(),
     }
 }
 

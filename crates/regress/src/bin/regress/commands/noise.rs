@@ -2,7 +2,7 @@
 //! run-to-run spread, with the threshold each could live with.
 
 use regress::format::count;
-use regress::judge::noise::Spread;
+use regress::judge::noise::{FigureSpreads, Spread};
 use regress::parallel;
 use regress::report::events::{Event, Listener};
 use regress::report::Table;
@@ -34,12 +34,14 @@ pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
             counts: Vec::new(),
         })
         .collect();
+    let mut figures: Vec<FigureSpreads> = vec![FigureSpreads::default(); names.len()];
     let mut failures = 0;
     for (name, result) in jobs.iter().zip(results) {
         match result {
             Ok(measurement) => {
-                if let Some(spread) = spreads.iter_mut().find(|s| &s.harness == *name) {
-                    spread.counts.push(measurement.instructions);
+                if let Some(index) = spreads.iter().position(|s| &s.harness == *name) {
+                    spreads[index].counts.push(measurement.instructions);
+                    figures[index].add(&measurement.metrics);
                 }
             }
             Err(error) => {
@@ -52,12 +54,16 @@ pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
-    spreads.retain(|spread| !spread.counts.is_empty());
+    let (spreads, figures): (Vec<Spread>, Vec<FigureSpreads>) = spreads
+        .into_iter()
+        .zip(figures)
+        .filter(|(spread, _)| !spread.counts.is_empty())
+        .unzip();
     reporter.note(&format!(
         "Valgrind {}, method {}",
         runner.valgrind.version, runner.valgrind.method
     ));
-    reporter.table(&table(&spreads));
+    reporter.table(&table(&spreads, &figures));
     if failures > 0 {
         reporter.note(&format!(
             "{failures} of {total} measurements failed; their harnesses have fewer runs above"
@@ -67,7 +73,7 @@ pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Clean)
 }
 
-fn table(spreads: &[Spread]) -> Table {
+fn table(spreads: &[Spread], figures: &[FigureSpreads]) -> Table {
     let mut table = Table::new(&[
         "harness",
         "runs",
@@ -76,9 +82,21 @@ fn table(spreads: &[Spread]) -> Table {
         "spread",
         "spread %",
         "recommended threshold",
+        "figures",
+        "figures' spread",
     ]);
-    for spread in spreads {
+    for (spread, figures) in spreads.iter().zip(figures) {
         let threshold = spread.recommended_threshold();
+        let moved = figures.moved();
+        let figures_spread = if moved.is_empty() {
+            count(figures.largest_spread())
+        } else {
+            format!(
+                "{} ({})",
+                count(figures.largest_spread()),
+                moved.iter().map(|m| m.key()).collect::<Vec<_>>().join(", ")
+            )
+        };
         table.row(vec![
             spread.harness.clone(),
             spread.counts.len().to_string(),
@@ -91,6 +109,8 @@ fn table(spreads: &[Spread]) -> Table {
                 threshold.relative_percent,
                 count(threshold.absolute)
             ),
+            figures.figures().to_string(),
+            figures_spread,
         ]);
     }
     table

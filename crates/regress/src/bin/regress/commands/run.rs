@@ -3,7 +3,7 @@
 
 use regress::format::count;
 use regress::judge::baseline::BaselineFile;
-use regress::judge::gate::{self, UnmatchedPolicy, Verdict, VerdictMessage};
+use regress::judge::gate::{self, Assessment, UnmatchedPolicy, Verdict, VerdictMessage};
 use regress::report::events::{Event, Listener};
 use regress::report::Table;
 use regress::{parallel, Measurement};
@@ -31,10 +31,10 @@ pub fn run(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
         let judged = result.map_err(anyhow::Error::from).and_then(|measurement| {
             let loaded =
                 BaselineFile::load(&runner.workspace.baselines_dir(), &measurement.harness);
-            let verdict = gate::evaluate(&measurement, loaded)?;
-            Ok((measurement, verdict))
+            let assessment = gate::evaluate(&measurement, loaded)?;
+            Ok((measurement, assessment))
         });
-        let (measurement, verdict) = match judged {
+        let (measurement, assessment) = match judged {
             Ok(judged) => judged,
             Err(error) => {
                 errors += 1;
@@ -53,17 +53,18 @@ pub fn run(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
                 continue;
             }
         };
-        if verdict.deserves_a_message() {
+        if assessment.deserves_a_message() {
             reporter.event(Event::Verdict(&VerdictMessage {
                 harness: name,
-                verdict: &verdict,
+                verdict: &assessment.verdict,
                 annotated: &measurement.annotated.display().to_string(),
+                figures: Some(&assessment.figures),
             }));
         }
-        if verdict.fails(policy) {
+        if assessment.fails(policy) {
             regressed += 1;
         }
-        table.row(row(&measurement, &verdict));
+        table.row(row(&measurement, &assessment));
     }
     reporter.table(&table);
     Ok(if errors > 0 {
@@ -76,8 +77,8 @@ pub fn run(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
 }
 
 /// A harness's line of the summary table.
-fn row(measurement: &Measurement, verdict: &Verdict) -> Vec<String> {
-    let baseline = match verdict {
+fn row(measurement: &Measurement, assessment: &Assessment) -> Vec<String> {
+    let baseline = match &assessment.verdict {
         Verdict::Judged(judgement) => count(judgement.base),
         Verdict::Unmatched(_) => "none".into(),
     };
@@ -89,7 +90,7 @@ fn row(measurement: &Measurement, verdict: &Verdict) -> Vec<String> {
         count(measurement.instructions),
         per_byte,
         baseline,
-        verdict.label().into(),
+        assessment.label(),
     ]
 }
 
