@@ -143,6 +143,10 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
             Comparison::new(&tls).to_markdown(),
         ),
         (
+            "sides-and-held".to_owned(),
+            super::sides::to_markdown(&Comparison::new(&tls)),
+        ),
+        (
             "aead-per-call".to_owned(),
             aead_table(&Comparison::new(&aead)).to_markdown(),
         ),

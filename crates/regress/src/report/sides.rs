@@ -263,6 +263,24 @@ pub fn to_text(comparison: &Comparison) -> String {
     out
 }
 
+/// The README's table of who pays and what an idle connection holds, by
+/// library (generated from the baselines by `regress readme`).
+pub fn to_markdown(comparison: &Comparison) -> String {
+    let mut out = String::from(
+        "Instructions of the server's and of the client's calls per handshake (one warm \
+         run; the glue, a few hundred instructions of the harness, is the rest of the \
+         count):\n\n",
+    );
+    out.push_str(&payers_table(comparison).to_markdown());
+    out.push_str(
+        "\nBytes each side's connection holds right after the handshake: the resident cost \
+         of an idle connection (what its creation and its handshake allocated and did not \
+         free; requested sizes, as `malloc` was asked):\n\n",
+    );
+    out.push_str(&held_table(comparison, false).to_markdown());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@
 //! log axis, and a second chart gives each library's ratio to s2n-tls, so a
 //! 7.7 K path is as readable as a 150 M one.
 
+mod sides;
 pub mod svg;
 
 use std::fmt::Write;
@@ -236,6 +237,8 @@ pub fn charts(comparison: &Comparison, scalings: &[Scaling]) -> Vec<Chart> {
         });
     }
 
+    charts.extend(sides::charts(comparison, &tls));
+
     if let Some(chart) = scaling_chart(scalings) {
         charts.push(chart);
     }
@@ -332,6 +335,7 @@ td{text-align:right}td:first-child{text-align:left}figure{margin:1.5em 0}</style
         if !comparison.mtls_ratios.is_empty() {
             out.push_str(&table_html(&comparison.mtls_table()));
         }
+        sides::tables(&mut out, comparison);
     }
     for scaling in scalings {
         let _ = writeln!(out, "<h2>Scaling: {}</h2>", escape(&scaling.harness));
