@@ -16,6 +16,10 @@ pub const MAX_COUNT: u64 = i64::MAX as u64;
 /// The largest record or baseline file read (real ones are about 1 KiB).
 pub const MAX_SMALL_FILE: u64 = 1 << 20;
 
+/// The largest output of a Valgrind tool read whole: a Callgrind dump or a
+/// DHAT profile (real ones are up to a few MiB).
+pub const MAX_TOOL_FILE: u64 = 256 << 20;
+
 /// Reads a text file of at most `max` bytes; a larger one is an error of
 /// kind `InvalidData` that says so, read no further than the limit.
 pub fn read_capped(path: &Path, max: u64) -> std::io::Result<String> {

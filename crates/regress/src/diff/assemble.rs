@@ -9,6 +9,7 @@ use regress_profile::cachegrind_out;
 use super::annotate::annotated_diff;
 use super::compare::{self, function_deltas, HarnessDiff};
 use super::error::DiffError;
+use super::figures::{figure_diffs, heap_moved, site_deltas, SiteDelta};
 use super::git::Worktree;
 use super::interrupt;
 use super::normalize::Normalizer;
@@ -20,6 +21,7 @@ use crate::format::{count, signed, signed_percent};
 use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
 use crate::judge::Threshold;
+use crate::measure::dhat::Sites;
 use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
 use crate::report::events::{Event, Listener};
@@ -167,6 +169,27 @@ struct Comparison<'a> {
 }
 
 impl Comparison<'_> {
+    /// The allocation sites of `harness` that changed from base to head,
+    /// from a DHAT pair of children on each side.
+    fn allocation_sites(&self, harness: &HarnessName) -> Result<Vec<SiteDelta>, crate::Error> {
+        let sites = |wanted: Side| -> Result<Sites, crate::Error> {
+            let side = self
+                .sides
+                .iter()
+                .find(|side| side.side == wanted)
+                .ok_or_else(|| crate::Error::BadHeapReport {
+                    path: self.outputs.to_path_buf(),
+                    reason: format!("no {wanted} side"),
+                })?;
+            side.runner.allocation_sites(harness.as_str(), &side.binary)
+        };
+        Ok(site_deltas(
+            &sites(Side::Base)?,
+            &sites(Side::Head)?,
+            &self.normalizer,
+        ))
+    }
+
     /// Compares one harness from its two sides' measurements (`None` for a
     /// side that does not have it).
     fn harness(
@@ -178,9 +201,9 @@ impl Comparison<'_> {
     ) -> HarnessDiff {
         let outputs = self.outputs;
         let count_of = |result: Option<&Result<Measurement, DiffError>>| {
-            result.and_then(|r| r.as_ref().ok()).map(|m| m.instructions)
+            measured(result).map(|m| m.instructions)
         };
-        let (threshold, threshold_error) = threshold_for(self.sides, harness);
+        let ((threshold, heap_threshold), threshold_error) = threshold_for(self.sides, harness);
         let mut errors: Vec<String> = threshold_error.into_iter().collect();
         for (side, result) in [(Side::Base, base), (Side::Head, head)] {
             if let Some(Err(error)) = result {
@@ -219,6 +242,19 @@ impl Comparison<'_> {
             }
         };
         let mut diff = HarnessDiff::compared(harness, base_count, head_count, threshold, functions);
+        diff.heap_threshold = heap_threshold;
+        if let (Some(base), Some(head)) = (measured(base), measured(head)) {
+            diff.figures = figure_diffs(&base.metrics, &head.metrics, threshold, heap_threshold);
+            if heap_moved(&diff.figures) {
+                match self.allocation_sites(harness) {
+                    Ok(sites) => diff.heap_sites = sites,
+                    Err(error) => errors.push(format!(
+                        "the heap figures moved, but the allocation sites could not be read: {}",
+                        first_line(&error.to_string())
+                    )),
+                }
+            }
+        }
         let explained: i128 = diff.functions.iter().map(|f| i128::from(f.delta)).sum();
         if errors.is_empty() && Some(explained) != diff.delta.map(i128::from) {
             errors.push(format!(
@@ -255,17 +291,27 @@ impl Comparison<'_> {
     }
 }
 
-/// The threshold of `harness`: base's committed one, else head's, else the
-/// default; and the error of a baseline file that does not load.
-fn threshold_for(sides: &[SideBuild], harness: &HarnessName) -> (Threshold, Option<String>) {
+/// The measurement of a side, when it succeeded.
+fn measured(result: Option<&Result<Measurement, DiffError>>) -> Option<&Measurement> {
+    result.and_then(|r| r.as_ref().ok())
+}
+
+/// The thresholds of `harness` (instructions, heap): base's committed
+/// ones, else head's, else the defaults; and the error of a baseline file
+/// that does not load.
+fn threshold_for(
+    sides: &[SideBuild],
+    harness: &HarnessName,
+) -> ((Threshold, Threshold), Option<String>) {
+    let defaults = (Threshold::default(), Threshold::heap_default());
     for side in sides {
         let dir = side.worktree.path().join("baselines");
         match BaselineFile::load(&dir, harness) {
-            Ok(Some(file)) => return (file.threshold, None),
+            Ok(Some(file)) => return ((file.threshold, file.heap_threshold), None),
             Ok(None) => continue,
             Err(error) => {
                 return (
-                    Threshold::default(),
+                    defaults,
                     Some(format!(
                         "{} baseline: {}",
                         side.side,
@@ -275,7 +321,7 @@ fn threshold_for(sides: &[SideBuild], harness: &HarnessName) -> (Threshold, Opti
             }
         }
     }
-    (Threshold::default(), None)
+    (defaults, None)
 }
 
 fn first_line(text: &str) -> String {

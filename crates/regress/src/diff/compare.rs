@@ -16,6 +16,7 @@ use regress_profile::cachegrind_out::Profile;
 use serde::{Deserialize, Serialize};
 
 use super::attribution::{attribute, Origin};
+use super::figures::{FigureDiff, SiteDelta};
 use super::normalize::Normalizer;
 use crate::harness_name::HarnessName;
 use crate::judge::{judge, Change, Threshold};
@@ -209,6 +210,18 @@ pub struct HarnessDiff {
     pub annotated_diff: Option<String>,
     /// What went wrong, when something did.
     pub error: Option<String>,
+    /// The threshold of the heap figures (the harness's committed one,
+    /// else the default).
+    #[serde(default = "Threshold::heap_default")]
+    pub heap_threshold: Threshold,
+    /// The figures besides the count, base against head: each side's and
+    /// stage's instructions, the heap figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<FigureDiff>,
+    /// When a heap figure moved: the allocation sites that changed, with
+    /// their call stacks, largest change first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heap_sites: Vec<SiteDelta>,
 }
 
 impl HarnessDiff {
@@ -242,6 +255,9 @@ impl HarnessDiff {
             functions,
             annotated_diff: None,
             error: None,
+            heap_threshold: Threshold::heap_default(),
+            figures: Vec::new(),
+            heap_sites: Vec::new(),
         }
     }
 
@@ -269,6 +285,9 @@ impl HarnessDiff {
             functions: Vec::new(),
             annotated_diff: None,
             error: None,
+            heap_threshold: Threshold::heap_default(),
+            figures: Vec::new(),
+            heap_sites: Vec::new(),
         }
     }
 
@@ -285,6 +304,12 @@ impl HarnessDiff {
             error: Some(error),
             ..HarnessDiff::one_sided(harness, base, head, threshold)
         }
+    }
+
+    /// Whether the count or a figure regressed beyond its threshold.
+    pub fn regressed(&self) -> bool {
+        self.verdict == Verdict::REGRESSED
+            || super::figures::regressed(&self.figures).next().is_some()
     }
 
     /// The relative change in percent, when there is one.

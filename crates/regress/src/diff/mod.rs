@@ -26,7 +26,9 @@
 //! - [`attribution`] says where each function lives (the TLS library's C
 //!   code, aws-lc, the Rust crates, the harness, std/glibc);
 //! - [`compare`] computes per-function deltas and judges each harness
-//!   against its threshold;
+//!   against its threshold, and [`figures`] its other figures (sides,
+//!   stages, heap) and, when the heap moved, the allocation sites that
+//!   changed;
 //! - [`shard`] splits the harnesses across CI runners, and
 //!   [`report`] is the versioned result, which merges shards back into one;
 //! - [`render`] turns a report into a terminal table, Markdown for a pull
@@ -39,14 +41,17 @@
 pub mod annotate;
 pub mod assemble;
 pub mod attribution;
+pub mod bmf;
 pub mod build;
 pub mod compare;
 pub mod error;
+pub mod figures;
 pub mod git;
 pub mod interrupt;
 pub mod normalize;
 pub mod pipeline;
 pub mod render;
+pub mod render_figures;
 pub mod report;
 pub mod scratch;
 pub mod shard;

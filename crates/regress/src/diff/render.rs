@@ -10,7 +10,6 @@
 //! table nor become markup, a mention or a link. Harness names are checked
 //! names ([`crate::HarnessName`]) and are shown as code too.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::compare::{HarnessDiff, Verdict};
@@ -112,6 +111,7 @@ pub fn text(report: &DiffReport) -> String {
         "change %",
         "threshold",
         "verdict",
+        "figures beyond threshold",
     ]);
     for harness in &report.harnesses {
         table.row(vec![
@@ -124,6 +124,7 @@ pub fn text(report: &DiffReport) -> String {
                 .allowance
                 .map_or_else(|| "-".to_owned(), |a| format!("±{}", count(a))),
             harness.verdict.label().to_owned(),
+            super::render_figures::summary(harness),
         ]);
     }
     out.push_str(&table.to_text());
@@ -132,7 +133,12 @@ pub fn text(report: &DiffReport) -> String {
         if let Some(error) = &harness.error {
             let _ = writeln!(out, "\n{}: {error}", harness.harness);
         }
+        let figures = super::render_figures::text(harness);
         if harness.delta.is_none_or(|delta| delta == 0) {
+            if !figures.is_empty() {
+                let _ = writeln!(out, "\n{}  count unchanged", harness.harness);
+                out.push_str(&figures);
+            }
             continue;
         }
         let judged = if harness.verdict.is_significant() {
@@ -177,6 +183,7 @@ pub fn text(report: &DiffReport) -> String {
         if let Some(path) = &harness.annotated_diff {
             let _ = writeln!(out, "  per-function diff: {path}");
         }
+        out.push_str(&figures);
     }
 
     for problem in &report.problems {
@@ -257,8 +264,10 @@ pub fn markdown(report: &DiffReport) -> String {
         let _ = writeln!(out, "> [!WARNING]\n> {}\n", code(problem));
     }
 
-    out.push_str("| harness | base | head | change | % | verdict | mostly in |\n");
-    out.push_str("|:---|---:|---:|---:|---:|:---|:---|\n");
+    out.push_str(
+        "| harness | base | head | change | % | verdict | mostly in | figures beyond threshold |\n",
+    );
+    out.push_str("|:---|---:|---:|---:|---:|:---|:---|:---|\n");
     for harness in &report.harnesses {
         let (change, percent) = if harness.significant {
             (
@@ -270,19 +279,20 @@ pub fn markdown(report: &DiffReport) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {change} | {percent} | {} {} | {} |",
+            "| {} | {} | {} | {change} | {percent} | {} {} | {} | {} |",
             code(&harness.harness),
             optional(harness.base),
             optional(harness.head),
             emoji(harness.verdict),
             harness.verdict.label().to_lowercase(),
             origins(harness, 2),
+            super::render_figures::summary(harness),
         );
     }
 
     let mut omitted = 0;
     for harness in &report.harnesses {
-        let details = details(harness);
+        let details = details(harness) + &super::render_figures::markdown(harness);
         if details.is_empty() {
             continue;
         }
@@ -360,22 +370,7 @@ fn details(harness: &HarnessDiff) -> String {
     out
 }
 
-/// Bencher Metric Format: `{ "<harness>": { "instructions": { "value": N } } }`,
-/// the head's count of every harness head has.
-pub fn bmf(report: &DiffReport) -> serde_json::Value {
-    let metrics: BTreeMap<&str, serde_json::Value> = report
-        .harnesses
-        .iter()
-        .filter_map(|harness| {
-            let value = harness.head?;
-            Some((
-                harness.harness.as_str(),
-                serde_json::json!({ "instructions": { "value": value } }),
-            ))
-        })
-        .collect();
-    serde_json::json!(metrics)
-}
+pub use super::bmf::bmf;
 
 #[cfg(test)]
 mod tests {
@@ -439,7 +434,8 @@ mod tests {
                 "+300,000",
                 "+5.00%",
                 "±3,000",
-                "REGRESSED"
+                "REGRESSED",
+                "-"
             ]
         );
         assert_eq!(
@@ -451,7 +447,8 @@ mod tests {
                 "0",
                 "0.00%",
                 "±1,500",
-                "unchanged"
+                "unchanged",
+                "-"
             ]
         );
         assert_eq!(
@@ -463,7 +460,8 @@ mod tests {
                 "-",
                 "-",
                 "-",
-                "added"
+                "added",
+                "-"
             ]
         );
         assert!(text.contains("by origin: harness +300,000"), "{text}");
@@ -549,28 +547,5 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("failed under Valgrind"), "{md}");
-    }
-
-    #[test]
-    fn bmf_has_the_head_counts() {
-        let value = bmf(&spin_report());
-        assert_eq!(
-            value,
-            serde_json::json!({
-                "calibration::spin_1m": { "instructions": { "value": 3_000_027 } },
-                "calibration::spin_2m": { "instructions": { "value": 6_300_027 } },
-                "rustls::handshake": { "instructions": { "value": 76_533_873 } },
-            })
-        );
-        let removed = report(
-            vec![HarnessDiff::one_sided(
-                &name("a::gone"),
-                Some(5),
-                None,
-                Threshold::default(),
-            )],
-            Vec::new(),
-        );
-        assert_eq!(bmf(&removed), serde_json::json!({}));
     }
 }

@@ -20,8 +20,10 @@ use super::Outcome;
 use crate::limits;
 use crate::measure::valgrind::Method;
 
-/// The report format's version.
-pub const DIFF_SCHEMA: u32 = 1;
+/// The report format's version (2: each harness's `figures`,
+/// `heap_threshold` and `heap_sites`; a figure's regression is a
+/// regression).
+pub const DIFF_SCHEMA: u32 = 2;
 
 /// A commit as the user named it and as git resolved it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,11 +72,7 @@ impl DiffReport {
     pub fn outcome(&self) -> Outcome {
         if !self.problems.is_empty() || self.harnesses.iter().any(|h| h.error.is_some()) {
             Outcome::Incomplete
-        } else if self
-            .harnesses
-            .iter()
-            .any(|h| h.verdict == Verdict::REGRESSED)
-        {
+        } else if self.harnesses.iter().any(HarnessDiff::regressed) {
             Outcome::Regressed
         } else {
             Outcome::Clean
@@ -294,7 +292,7 @@ pub(crate) mod tests {
 
         let value: serde_json::Value =
             serde_json::from_str(&original.to_json().expect("json")).expect("json");
-        assert_eq!(value["schema"], 1);
+        assert_eq!(value["schema"], 2);
         assert_eq!(value["base"]["ref"], "main");
         assert_eq!(value["harnesses"][0]["verdict"], "regressed");
         assert_eq!(value["harnesses"][0]["delta"], 100_000);
@@ -305,11 +303,11 @@ pub(crate) mod tests {
             original
                 .to_json()
                 .expect("json")
-                .replace("\"schema\": 1", "\"schema\": 2"),
+                .replace("\"schema\": 2", "\"schema\": 1"),
         )
         .expect("write");
         let error = DiffReport::read(&path).unwrap_err().to_string();
-        assert!(error.contains("schema 2"), "{error}");
+        assert!(error.contains("schema 1"), "{error}");
         std::fs::write(&path, "{").expect("write");
         assert!(DiffReport::read(&path)
             .unwrap_err()

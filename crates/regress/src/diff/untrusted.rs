@@ -14,9 +14,12 @@
 use std::collections::BTreeSet;
 
 use super::compare::{HarnessDiff, Verdict};
+use super::figures::{FigureDiff, MAX_FRAMES, MAX_SITES};
 use super::report::{DiffReport, Revision};
 use crate::judge::judge;
+use crate::judge::Threshold;
 use crate::limits::{self, MAX_COUNT};
+use crate::measure::metrics::{Kind, Metric};
 use crate::measure::valgrind::Version;
 
 /// The largest report read (a real one of 69 harnesses is about 1 MiB).
@@ -93,6 +96,82 @@ fn signed(what: &str, value: i64) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The figures: each at most once, counts in range, every verdict the
+/// judge's; the sites bounded.
+fn figures(harness: &HarnessDiff) -> Result<(), Refusal> {
+    harness
+        .heap_threshold
+        .validate()
+        .map_err(|problem| format!("heap threshold: {problem}"))?;
+    if harness.figures.len() > Metric::ALL.len() {
+        return Err("more figures than there are".to_owned());
+    }
+    let mut seen = BTreeSet::new();
+    for figure in &harness.figures {
+        if !seen.insert(figure.metric) {
+            return Err(format!("the figure {} appears twice", figure.metric.key()));
+        }
+        let threshold = match figure.metric.kind() {
+            Kind::Instructions => harness.threshold,
+            Kind::Heap => harness.heap_threshold,
+        };
+        self::figure(figure, threshold).map_err(|why| format!("{}: {why}", figure.metric.key()))?;
+    }
+    if harness.heap_sites.len() > MAX_SITES {
+        return Err(format!("more than {MAX_SITES} allocation sites"));
+    }
+    for site in &harness.heap_sites {
+        if site.stack.len() > MAX_FRAMES {
+            return Err(format!(
+                "an allocation site with more than {MAX_FRAMES} frames"
+            ));
+        }
+        for frame in &site.stack {
+            text("a frame", frame, MAX_NAME)?;
+        }
+        for (what, value) in [
+            ("a site's base bytes", site.base_bytes),
+            ("a site's head bytes", site.head_bytes),
+            ("a site's base blocks", site.base_blocks),
+            ("a site's head blocks", site.head_blocks),
+        ] {
+            if !(0..=MAX_COUNT as i64).contains(&value) {
+                return Err(format!("{what} is {value}, not a count"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn figure(figure: &FigureDiff, threshold: Threshold) -> Result<(), Refusal> {
+    count("base", figure.base)?;
+    count("head", figure.head)?;
+    count("allowance", figure.allowance)?;
+    let allowance = match (figure.verdict, figure.base, figure.head) {
+        (Verdict::Judged(change), Some(base), Some(head)) => {
+            let judgement = judge(base, head, threshold);
+            if judgement.change != change {
+                return Err(format!(
+                    "the verdict {:?} is not what {base} -> {head} gives",
+                    figure.verdict.label()
+                ));
+            }
+            Some(judgement.allowance)
+        }
+        (Verdict::Added, None, Some(_)) | (Verdict::Removed, Some(_), None) => None,
+        (verdict, _, _) => {
+            return Err(format!(
+                "{:?} does not go with the figures",
+                verdict.label()
+            ))
+        }
+    };
+    if figure.allowance != allowance {
+        return Err("the allowance disagrees with the threshold".to_owned());
+    }
+    Ok(())
+}
+
 fn harness(harness: &HarnessDiff) -> Result<(), Refusal> {
     count("base", harness.base)?;
     count("head", harness.head)?;
@@ -161,6 +240,7 @@ fn harness(harness: &HarnessDiff) -> Result<(), Refusal> {
             ));
         }
     }
+    figures(harness)?;
     if harness.origins.len() > 16 {
         return Err("more origins than there are".to_owned());
     }

@@ -136,6 +136,10 @@ pub enum Tool<'a> {
     /// handshake than under Valgrind (which hides AVX-512); every other
     /// figure was the same.
     Heap { hooks: &'a Path },
+    /// Under DHAT, which records every allocation site with its call stack
+    /// (for a diff of where allocations changed; DHAT counts the whole
+    /// process, so two children are subtracted).
+    Dhat,
 }
 
 impl Tool<'_> {
@@ -145,6 +149,7 @@ impl Tool<'_> {
             Tool::Cachegrind => "runs",
             Tool::Callgrind => "callgrind",
             Tool::Heap { .. } => "heap",
+            Tool::Dhat => "dhat",
         }
     }
 }
@@ -187,6 +192,16 @@ impl ChildSpec<'_> {
                 let mut command = Command::new(&self.valgrind.program);
                 command
                     .arg("--tool=none")
+                    .arg(format!("--log-file={}", log.display()))
+                    .arg("./harness");
+                command
+            }
+            Tool::Dhat => {
+                let mut command = Command::new(&self.valgrind.program);
+                command
+                    .arg("--tool=dhat")
+                    .arg("--num-callers=24")
+                    .arg(format!("--dhat-out-file={}", profile.display()))
                     .arg(format!("--log-file={}", log.display()))
                     .arg("./harness");
                 command
@@ -240,6 +255,7 @@ impl ChildSpec<'_> {
             Tool::Cachegrind => self.file("cachegrind.out"),
             Tool::Callgrind => self.file("out"),
             Tool::Heap { .. } => self.file("heap.json"),
+            Tool::Dhat => self.file("dhat.json"),
         };
         let log = self.file("valgrind.log");
         let stdout_path = self.file("stdout.txt");

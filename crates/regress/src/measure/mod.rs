@@ -22,7 +22,9 @@
 
 pub mod annotate;
 pub mod cachegrind;
+pub mod dhat;
 pub mod fingerprint;
+pub mod header;
 pub mod heap_hooks;
 pub mod measurement;
 pub mod metrics;

@@ -89,7 +89,7 @@ pub fn read_dumps(profile: &Path) -> Result<Parts> {
     let mut dumps = 0;
     for number in 1.. {
         let path = PathBuf::from(format!("{}.{number}", profile.display()));
-        let text = match limits::read_capped(&path, limits::MAX_SMALL_FILE) {
+        let text = match limits::read_capped(&path, limits::MAX_TOOL_FILE) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
             Err(source) => return Err(Error::io("read", &path, source)),
