@@ -153,6 +153,11 @@ pub fn serve(entries: &[Entry]) {
     match ChildRequest::from_env() {
         Err(error) => fail(&format!("bad measurement request from the runner: {error}")),
         Ok(Some(request)) => {
+            // SAFETY: this branch never returns (the measuring thread ends
+            // the process, and this thread ends itself without unwinding),
+            // so the caller's entries, on its stack and heap, stay where
+            // they are for as long as the process lives.
+            let entries: &'static [Entry] = unsafe { std::mem::transmute(entries) };
             let entry = find(entries, &request.harness);
             if let Err(error) = entry.harness.announce(&entry.name, &request) {
                 fail(&format!(
@@ -160,7 +165,7 @@ pub fn serve(entries: &[Entry]) {
                     entry.name
                 ));
             }
-            on_measuring_thread(|| {
+            on_measuring_thread(move || {
                 if let Err(error) = entry.harness.measure(&request) {
                     fail(&format!(
                         "{} failed while being measured: {error}",
@@ -174,7 +179,8 @@ pub fn serve(entries: &[Entry]) {
     }
 }
 
-/// Runs the measurement on a thread of its own, which ends the process.
+/// Runs the measurement on a thread of its own, which ends the process;
+/// this thread ends at once.
 ///
 /// On the main thread, the counts depended on where the process's heap
 /// began. glibc serves the main thread from the `brk` heap, which starts
@@ -189,18 +195,119 @@ pub fn serve(entries: &[Entry]) {
 /// a thread). A new thread gets an arena of its own, mapped at an aligned
 /// address, and a stack of its own: neither depends on any of that. It is
 /// also where a TLS server does its work: on a worker thread.
-fn on_measuring_thread(measure: impl FnOnce() + Send) -> ! {
-    let outcome = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("measured".into())
-            .spawn_scoped(scope, measure)
-            .map(|thread| thread.join())
-    });
-    match outcome {
+///
+/// The main thread does not wait for it (`join`): a waiting thread's
+/// instructions are counted too when Cachegrind counts the whole process
+/// (subtraction), and how many it executes depends on timing (measured:
+/// `__pthread_clockjoin_ex` and its futex wait took 79 instructions more
+/// or fewer from one child to the next when two Valgrinds ran at once, so
+/// a subtraction was off by 228). It leaves with the `exit` system call,
+/// which ends this thread alone. And the measuring thread first waits for
+/// it to be gone: otherwise, when the scheduler let the measuring thread
+/// run to its end before the main thread had returned from creating it,
+/// the main thread's last hundred instructions were not counted in one
+/// child of a subtraction and were in the other (measured: 111 on a
+/// fixture).
+fn on_measuring_thread(measure: impl FnOnce() + Send + 'static) -> ! {
+    let main = MainThread::watch();
+    let spawned = std::thread::Builder::new()
+        .name("measured".into())
+        .spawn(move || {
+            main.wait_until_gone();
+            // The measurement ends the process; it returns only by
+            // panicking, whose message the panic hook has printed.
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(measure));
+            match outcome {
+                Err(_) => fail("the measured harness panicked; its message is above"),
+                Ok(()) => fail("the measuring thread returned without ending the process"),
+            }
+        });
+    match spawned {
         Err(error) => fail(&format!("cannot start the measuring thread: {error}")),
-        // The thread ends the process itself; it returns only by panicking.
-        Ok(Err(_)) => fail("the measured harness panicked; its message is above"),
-        Ok(Ok(())) => fail("the measuring thread returned without ending the process"),
+        Ok(handle) => {
+            // Never joined, never dropped (dropping detaches, which is
+            // work this thread does not need to do).
+            std::mem::forget(handle);
+            exit_this_thread()
+        }
+    }
+}
+
+/// The main thread, watched through the word the kernel clears (and wakes
+/// the waiters of) when the thread ends (`set_tid_address`).
+struct MainThread {
+    tid: i32,
+}
+
+static MAIN_THREAD_ALIVE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+impl MainThread {
+    /// Makes the kernel clear [`MAIN_THREAD_ALIVE`] when the calling
+    /// thread ends.
+    fn watch() -> MainThread {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: gettid has no arguments; set_tid_address only records
+            // the address of a static that lives as long as the process.
+            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+            MAIN_THREAD_ALIVE.store(tid, std::sync::atomic::Ordering::SeqCst);
+            unsafe { libc::syscall(libc::SYS_set_tid_address, MAIN_THREAD_ALIVE.as_ptr()) };
+            MainThread { tid }
+        }
+        #[cfg(not(target_os = "linux"))]
+        MainThread { tid: 0 }
+    }
+
+    /// Waits until the main thread has ended: one futex wait, which returns
+    /// at once when the word is already clear and when the kernel clears
+    /// it otherwise, so that the instructions executed here are the same
+    /// either way: no loop whose turns depend on timing, and the system
+    /// call made directly (glibc's `syscall` takes a branch more to set
+    /// `errno` when the wait returns at once: 4 instructions that moved a
+    /// subtraction).
+    fn wait_until_gone(&self) {
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+        // SAFETY: a futex wait on a static word; the result is not needed,
+        // and the kernel only clobbers rax, rcx and r11.
+        unsafe {
+            core::arch::asm!(
+                "syscall",
+                inlateout("rax") libc::SYS_futex => _,
+                in("rdi") MAIN_THREAD_ALIVE.as_ptr(),
+                in("rsi") libc::FUTEX_WAIT,
+                in("rdx") self.tid,
+                in("r10") 0usize,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        #[cfg(all(target_os = "linux", not(target_arch = "x86_64")))]
+        // SAFETY: as above, through glibc.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                MAIN_THREAD_ALIVE.as_ptr(),
+                libc::FUTEX_WAIT,
+                self.tid,
+                std::ptr::null::<libc::timespec>(),
+            );
+        }
+    }
+}
+
+/// Ends the calling thread only (the `exit` system call, not
+/// `exit_group`), without unwinding or running anything of its own.
+fn exit_this_thread() -> ! {
+    #[cfg(target_os = "linux")]
+    // SAFETY: SYS_exit ends this thread; nothing of it runs afterwards, and
+    // the memory it leaves (its stack, what it allocated) stays mapped for
+    // the threads that still use it.
+    unsafe {
+        libc::syscall(libc::SYS_exit, 0);
+    }
+    loop {
+        std::thread::park();
     }
 }
 
