@@ -3,9 +3,12 @@
 //! in advance.
 //!
 //! Like `tests/pipeline.rs`, this binary is its own measured program: the
-//! runner re-executes it under Cachegrind, Callgrind and (with the heap
-//! hooks) Valgrind's `none` tool. Without Valgrind the tests are skipped with
-//! a visible reason, unless `REGRESS_REQUIRE_VALGRIND=1`.
+//! runner re-executes it under Callgrind, Cachegrind and (with the heap
+//! hooks) natively. Both methods are tested: Callgrind's (one child gives
+//! the count and its parts) and Cachegrind's (markers or subtraction, by
+//! version, with a Callgrind child for the parts, which must add up to
+//! Cachegrind's count). Without Valgrind the tests are skipped with a
+//! visible reason, unless `REGRESS_REQUIRE_VALGRIND=1`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +18,7 @@ use harnesses::calibration::{spin, INSTRUCTIONS_PER_ITERATION};
 use libtest_mimic::{Arguments, Trial};
 use regress::harness_test::notice;
 use regress::measure::metrics::Metric;
-use regress::measure::valgrind::Valgrind;
+use regress::measure::valgrind::{Method, Valgrind};
 use regress::workspace::Workspace;
 use regress::{Error, Runner};
 use regress_measure::parts::{self, Part};
@@ -167,8 +170,10 @@ fn scratch() -> tempfile::TempDir {
     dir
 }
 
-fn runner(dir: &Path) -> Option<Runner> {
-    let valgrind = match Valgrind::from_env() {
+/// A runner of `method`: Callgrind's, or the Cachegrind method of the
+/// Valgrind version.
+fn runner_of(dir: &Path, callgrind: bool) -> Option<Runner> {
+    let mut valgrind = match Valgrind::from_env() {
         Ok(valgrind) => valgrind,
         Err(error) => {
             if std::env::var_os("REGRESS_REQUIRE_VALGRIND").is_some() {
@@ -177,6 +182,11 @@ fn runner(dir: &Path) -> Option<Runner> {
             notice(&format!("SKIPPED (Valgrind unavailable): {error}"));
             return None;
         }
+    };
+    valgrind.method = if callgrind {
+        Method::Callgrind
+    } else {
+        Method::for_version(valgrind.version)
     };
     Some(Runner::new(Workspace::new(dir), valgrind, Duration::from_secs(300)).expect("runner"))
 }
@@ -195,7 +205,7 @@ fn parts_add_up_to_the_count_and_each_is_its_own_loop() {
         }
     }
     let dir = D(dir);
-    let Some(runner) = runner(dir.path()) else {
+    let Some(runner) = runner_of(dir.path(), true) else {
         return;
     };
     let measurement = runner
@@ -247,11 +257,25 @@ fn parts_add_up_to_the_count_and_each_is_its_own_loop() {
         .expect("again");
     assert_eq!(again.metrics, measurement.metrics);
     assert_eq!(again.instructions, measurement.instructions);
+    // Cachegrind's method (with a Callgrind child for the parts) counts
+    // the same run: the same count and figures, to the instruction.
+    let Some(cachegrind) = runner_of(dir.path(), false) else {
+        return;
+    };
+    let other = cachegrind
+        .measure("fixture::sided", &this_binary())
+        .expect("cachegrind's method");
+    assert_eq!(
+        (other.instructions, &other.metrics),
+        (measurement.instructions, &measurement.metrics),
+        "Cachegrind's method and Callgrind's"
+    );
 }
 
 fn parts_that_do_not_add_up_are_an_error() {
+    // Only Cachegrind's method has two tools whose counts can disagree.
     let dir = scratch();
-    let Some(runner) = runner(dir.path()) else {
+    let Some(runner) = runner_of(dir.path(), false) else {
         return;
     };
     let error = runner

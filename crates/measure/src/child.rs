@@ -193,6 +193,9 @@ pub struct ChildReport {
     /// ([`Harness::sides`]): only then can its run be split.
     #[serde(default)]
     pub sides: bool,
+    /// The CPUID words the process saw ([`cpu::ids`]).
+    #[serde(default)]
+    pub cpuid: Option<[u32; 4]>,
 }
 
 /// What a child does first, on the thread that started it: checks that the
@@ -231,6 +234,7 @@ pub fn announce<H: Harness>(
         runtime_libraries: harness.runtime_libraries().into_iter().collect(),
         protocol: PROTOCOL,
         sides: harness.sides(),
+        cpuid: cpu::ids(),
     };
     write_report(&request.report, &report)?;
     // The process leaves through `program::exit_now`, which flushes

@@ -47,6 +47,34 @@ fn detected() -> Vec<&'static str> {
     found
 }
 
+/// The CPUID words that aws-lc and OpenSSL build their capability vector
+/// from, as this process sees them: leaf 1's ECX and EDX, leaf 7's EBX and
+/// ECX. A heap child that runs natively hides from both libraries (through
+/// `OPENSSL_ia32cap`) what the host has and Valgrind's CPU does not, so
+/// that they take the paths they take under Valgrind.
+#[cfg(target_arch = "x86_64")]
+pub fn ids() -> Option<[u32; 4]> {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    // SAFETY: CPUID exists on every x86_64 CPU; leaf 7 exists when leaf 0
+    // says so.
+    unsafe {
+        let max = __cpuid(0).eax;
+        let one = __cpuid(1);
+        let seven = if max >= 7 {
+            __cpuid_count(7, 0)
+        } else {
+            std::mem::zeroed()
+        };
+        Some([one.ecx, one.edx, seven.ebx, seven.ecx])
+    }
+}
+
+/// No CPUID words elsewhere.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn ids() -> Option<[u32; 4]> {
+    None
+}
+
 #[cfg(target_arch = "aarch64")]
 fn detected() -> Vec<&'static str> {
     let mut found = Vec::new();

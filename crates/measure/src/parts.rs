@@ -68,10 +68,14 @@ pub enum Part {
     ClientNew = 6,
     /// Creating the server's connection, outside the counted run.
     ServerNew = 7,
+    /// The last warm-up run, before the counted one: outside the count, but
+    /// where Callgrind's instrumentation is turned on (see
+    /// [`Plan::requests`]).
+    Warm = 8,
 }
 
 /// How many [`Part`]s there are.
-pub const PARTS: usize = 8;
+pub const PARTS: usize = 9;
 
 impl Part {
     /// Every part, in numbering order.
@@ -84,6 +88,7 @@ impl Part {
         Part::ServerFinish,
         Part::ClientNew,
         Part::ServerNew,
+        Part::Warm,
     ];
 
     /// The parts that make up a counted run, and so its count.
@@ -110,7 +115,7 @@ impl Part {
         match self {
             Part::ClientHello | Part::ClientFinish | Part::ClientNew => Some(Side::Client),
             Part::ServerFlight | Part::ServerFinish | Part::ServerNew => Some(Side::Server),
-            Part::Outside | Part::Glue => None,
+            Part::Outside | Part::Glue | Part::Warm => None,
         }
     }
 
@@ -136,6 +141,7 @@ impl Part {
             Part::ServerFinish => "server_finish",
             Part::ClientNew => "client_new",
             Part::ServerNew => "server_new",
+            Part::Warm => "warm",
         }
     }
 
@@ -155,6 +161,7 @@ impl Part {
             Part::ServerFinish => b"server_finish\0",
             Part::ClientNew => b"client_new\0",
             Part::ServerNew => b"server_new\0",
+            Part::Warm => b"warm\0",
         }
     }
 }
@@ -227,34 +234,57 @@ pub enum Plan {
     /// Cachegrind 3.22+ (`--instr-at-start=no`): counting is on exactly
     /// while the thread is in one of these parts.
     Cachegrind(PartSet),
-    /// Callgrind (`--collect-atstart=no`): the run's first boundary turns
-    /// collection on; every later boundary, the run's end included, dumps
-    /// the segment it closes, labelled with the segment's part.
+    /// Callgrind (`--instr-atstart=no --collect-atstart=no`): the last
+    /// warm-up's first boundary turns instrumentation on, the run's first
+    /// boundary collection; every later boundary, the run's end included,
+    /// dumps the segment it closes, labelled with the segment's part.
     Callgrind,
 }
 
+/// A client request: its number and its first argument.
+pub type Request = (usize, usize);
+
+/// The request that does nothing.
+const NOTHING: Request = (region::RUNNING_ON_VALGRIND, 0);
+
 impl Plan {
-    /// The request (and its first argument) a boundary from `from` to `to`
-    /// issues inside the counted run.
-    pub fn request(self, from: Part, to: Part) -> (usize, usize) {
-        let nothing = (region::RUNNING_ON_VALGRIND, 0);
+    /// The request a boundary from `from` to `to` issues inside the counted
+    /// run (and at the two boundaries around it).
+    ///
+    /// Callgrind runs uninstrumented (`--instr-atstart=no`) until the last
+    /// warm-up run begins ([`Part::Warm`]): setup, preparation and the
+    /// first warm-up go at the speed of Valgrind's `none` tool. (Turned on
+    /// at the counted run's own first boundary, instrumentation cost it 18
+    /// instructions of the run: Callgrind does not count all of the code
+    /// that returns into frames entered before it instrumented them.)
+    ///
+    /// Both tools count the same instructions, though Callgrind charges a
+    /// block when it leaves it: the block that ends with the request that
+    /// starts collecting is counted, the one that ends with the last dump is
+    /// not. Both are the same instructions of [`enter`] (one request per
+    /// boundary, read from one table slot), so what Callgrind counts more at
+    /// the start it counts less at the end, and its run adds up to
+    /// Cachegrind's to the instruction; inside the run, the boundary's code
+    /// up to the dump goes to the part it leads into.
+    pub fn request(self, from: Part, to: Part) -> Request {
         if from == to {
-            return nothing;
+            return NOTHING;
         }
         match self {
-            Plan::Nothing => nothing,
+            Plan::Nothing => NOTHING,
             Plan::Cachegrind(counted) => match (counted.contains(from), counted.contains(to)) {
                 (false, true) => (region::CG_START_INSTRUMENTATION, 0),
                 (true, false) => (region::CG_STOP_INSTRUMENTATION, 0),
-                _ => nothing,
+                _ => NOTHING,
             },
             Plan::Callgrind => match (from.in_run(), to.in_run()) {
+                (false, false) if to == Part::Warm => (region::CALLGRIND_START_INSTRUMENTATION, 0),
                 (false, true) => (region::CALLGRIND_TOGGLE_COLLECT, 0),
                 (true, _) => (
                     region::CALLGRIND_DUMP_STATS_AT,
                     from.c_name().as_ptr() as usize,
                 ),
-                (false, false) => nothing,
+                (false, false) => NOTHING,
             },
         }
     }
@@ -303,14 +333,7 @@ type Table = [[[AtomicUsize; 2]; PARTS]; PARTS];
 /// The request and argument of every transition, for the disarmed (0) and
 /// the armed (1) state. The armed table is filled by [`prepare`].
 static TABLES: [Table; 2] = [const {
-    [const {
-        [const {
-            [
-                AtomicUsize::new(region::RUNNING_ON_VALGRIND),
-                AtomicUsize::new(0),
-            ]
-        }; PARTS]
-    }; PARTS]
+    [const { [const { [AtomicUsize::new(NOTHING.0), AtomicUsize::new(NOTHING.1)] }; PARTS] }; PARTS]
 }; 2];
 
 /// Crosses a boundary: the thread now runs `to`'s code. Returns the part it
@@ -366,27 +389,41 @@ pub fn prepare(plan: Plan, runs: usize) {
             cell[1].store(arg, Ordering::Relaxed);
         }
     }
-    for (index, slot) in SLOTS.iter().enumerate() {
-        let (during, part, after) = if runs > 0 && index + 1 == runs {
-            (1, Part::Glue, 1)
-        } else if runs > 0 && index == runs {
-            (1, Part::Outside, 0)
-        } else {
-            (0, Part::Outside, 0)
-        };
-        slot[0].store(during, Ordering::Relaxed);
-        slot[1].store(part as usize, Ordering::Relaxed);
-        slot[2].store(after, Ordering::Relaxed);
+    // The slots are filled without a branch on `runs` per slot: a child of
+    // 3 runs and one of 2 must execute the same instructions here, or the
+    // subtraction method counts the difference (with one condition per
+    // slot, it counted 5 instructions of this function).
+    for slot in &SLOTS {
+        store(slot, (0, Part::Outside, 0));
     }
+    if let Some(slot) = runs.checked_sub(2).and_then(|index| SLOTS.get(index)) {
+        store(slot, (1, Part::Warm, 0));
+    }
+    if let Some(slot) = runs.checked_sub(1).and_then(|index| SLOTS.get(index)) {
+        store(slot, (1, Part::Glue, 1));
+    }
+    if let Some(slot) = SLOTS.get(runs) {
+        store(slot, (1, Part::Outside, 0));
+    }
+}
+
+/// Writes one slot of [`SLOTS`]: armed while crossing, the part entered,
+/// armed after.
+fn store(slot: &[AtomicUsize; 3], (during, part, after): (usize, Part, usize)) {
+    slot[0].store(during, Ordering::Relaxed);
+    slot[1].store(part as usize, Ordering::Relaxed);
+    slot[2].store(after, Ordering::Relaxed);
 }
 
 /// The one boundary at the top of each iteration of a child's loop: before
 /// run `index` (from 0), and once more after the last run (`index ==
-/// runs`). The one before the last run starts the counted run (it enters
-/// the glue through the armed table: Cachegrind starts, Callgrind starts
-/// collecting); the one after it ends it (Cachegrind stops, Callgrind dumps
-/// the last segment); the others do nothing. Which is data ([`prepare`]),
-/// so every call executes the same instructions.
+/// runs`). The one before the last warm-up run enters [`Part::Warm`]
+/// (Callgrind starts instrumenting); the one before the last run starts the
+/// counted run (it enters the glue through the armed table: Cachegrind
+/// starts, Callgrind starts collecting); the one after it ends it
+/// (Cachegrind stops, Callgrind dumps the last segment); the others do
+/// nothing. Which is data ([`prepare`]), so every call executes the same
+/// instructions.
 ///
 /// That makes the counted region exactly one iteration of the loop, one
 /// boundary call included: the instructions a child of `runs` runs executes
@@ -450,6 +487,7 @@ mod tests {
         let plan = Plan::Cachegrind(counted);
         let walk = [
             Part::Outside,
+            Part::Warm,
             Part::Glue,
             Part::ClientHello,
             Part::Glue,
@@ -476,30 +514,32 @@ mod tests {
         }
     }
 
-    /// Callgrind starts collecting on entering the run and then dumps each
-    /// segment under the name of the part it closes.
+    /// Callgrind instruments from the last warm-up, collects from the run,
+    /// and dumps each segment under the name of the part it closes.
     #[test]
     fn callgrind_plans_dump_every_segment_under_its_part() {
         let plan = Plan::Callgrind;
+        let request = |from, to| plan.request(from, to).0;
         assert_eq!(
-            plan.request(Part::Outside, Part::Glue).0,
+            request(Part::Outside, Part::Warm),
+            region::CALLGRIND_START_INSTRUMENTATION
+        );
+        assert_eq!(
+            request(Part::Warm, Part::Glue),
             region::CALLGRIND_TOGGLE_COLLECT
         );
-        let (request, label) = plan.request(Part::ServerFlight, Part::Glue);
-        assert_eq!(request, region::CALLGRIND_DUMP_STATS_AT);
+        let (dump, label) = plan.request(Part::ServerFlight, Part::Glue);
+        assert_eq!(dump, region::CALLGRIND_DUMP_STATS_AT);
         assert_eq!(label, Part::ServerFlight.c_name().as_ptr() as usize);
         assert_eq!(
-            plan.request(Part::Glue, Part::Outside).0,
+            request(Part::Glue, Part::Outside),
             region::CALLGRIND_DUMP_STATS_AT
         );
-        assert_eq!(
-            plan.request(Part::Outside, Part::ClientNew).0,
-            region::RUNNING_ON_VALGRIND
-        );
-        assert_eq!(
-            plan.request(Part::Glue, Part::Glue).0,
-            region::RUNNING_ON_VALGRIND
-        );
+        assert_eq!(request(Part::Outside, Part::ClientNew), NOTHING.0);
+        // The warm-up's own marks go through the disarmed table; leaving
+        // it does nothing.
+        assert_eq!(request(Part::Warm, Part::Outside), NOTHING.0);
+        assert_eq!(request(Part::Glue, Part::Glue), NOTHING.0);
     }
 
     #[test]

@@ -22,6 +22,11 @@ pub const CALLGRIND_TOGGLE_COLLECT: usize = ((b'C' as usize) << 24) | ((b'T' as 
 /// Callgrind's `DUMP_STATS_AT`: dump the cost since the last dump, with a
 /// label (a NUL-terminated string) the dump file carries.
 pub const CALLGRIND_DUMP_STATS_AT: usize = ((b'C' as usize) << 24) | ((b'T' as usize) << 16) | 3;
+/// Callgrind's `START_INSTRUMENTATION`: with `--instr-atstart=no`,
+/// Callgrind runs uninstrumented (as fast as Valgrind's `none` tool) until
+/// this request, which re-translates what runs next with instrumentation.
+pub const CALLGRIND_START_INSTRUMENTATION: usize =
+    ((b'C' as usize) << 24) | ((b'T' as usize) << 16) | 4;
 /// `VG_USERREQ__RUNNING_ON_VALGRIND`, a core request without side effects:
 /// the no-op a boundary issues when it must not change anything.
 pub const RUNNING_ON_VALGRIND: usize = 0x1001;
@@ -102,6 +107,7 @@ mod tests {
         assert_eq!(CG_STOP_INSTRUMENTATION, 0x4347_0001);
         assert_eq!(CALLGRIND_TOGGLE_COLLECT, 0x4354_0002);
         assert_eq!(CALLGRIND_DUMP_STATS_AT, 0x4354_0003);
+        assert_eq!(CALLGRIND_START_INSTRUMENTATION, 0x4354_0004);
     }
 
     #[test]

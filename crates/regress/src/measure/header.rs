@@ -27,6 +27,8 @@ pub fn header(measurement: &Measurement) -> String {
             fingerprint.valgrind,
             match fingerprint.method {
                 Method::Markers => "Cachegrind counted only between start/stop requests",
+                Method::Callgrind =>
+                    "Callgrind collected from the run's first boundary and dumped each part",
                 Method::Subtraction =>
                     "whole-process profile of 3 runs minus that of 2 runs (cg_diff)",
             }

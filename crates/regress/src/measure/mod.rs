@@ -22,6 +22,7 @@
 
 pub mod annotate;
 pub mod cachegrind;
+pub mod callgrind_out;
 pub mod dhat;
 pub mod fingerprint;
 pub mod header;

@@ -19,6 +19,7 @@ use crate::harness_name::HarnessName;
 use crate::limits;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec, Tool};
+use crate::measure::callgrind_out;
 use crate::measure::dhat::{self, Sites};
 use crate::measure::fingerprint::{self, Fingerprint, Toolchain};
 use crate::measure::header::header;
@@ -155,7 +156,15 @@ impl Runner {
             runs,
             plan: match self.valgrind.method {
                 Method::Markers => Plan::Cachegrind(PartSet::run()),
-                Method::Subtraction => Plan::Nothing,
+                // A Cachegrind child of the Callgrind method only counts a
+                // program that cannot be split (see `measure_in`): its
+                // version's Cachegrind method, by version.
+                Method::Subtraction | Method::Callgrind => {
+                    match Method::for_version(self.valgrind.version) {
+                        Method::Markers => Plan::Cachegrind(PartSet::run()),
+                        _ => Plan::Nothing,
+                    }
+                }
             },
             tool: Tool::Cachegrind,
             scratch,
@@ -178,7 +187,7 @@ impl Runner {
             ..self.child(harness, binary, scratch, PREPARED_INPUTS)
         }
         .run()?;
-        let parts = split::read_dumps(&child.profile)?;
+        let parts = split::read_dumps(&child.profile)?.parts;
         if parts.total() != total {
             return Err(Error::PartsDoNotAddUp {
                 harness: harness.to_string(),
@@ -194,13 +203,27 @@ impl Runner {
         Ok(parts)
     }
 
-    /// The heap figures of `harness`'s counted run (a native child with the
-    /// hooks preloaded).
-    fn heap(&self, harness: &HarnessName, binary: &Path, scratch: &Path) -> Result<HeapReport> {
+    /// The heap figures of `harness`'s counted run: a native child with the
+    /// hooks preloaded and the CPU features Valgrind's CPU lacks
+    /// (`valgrind_cpuid`, from a Valgrind child) hidden.
+    fn heap(
+        &self,
+        harness: &HarnessName,
+        binary: &Path,
+        scratch: &Path,
+        valgrind_cpuid: Option<[u32; 4]>,
+    ) -> Result<HeapReport> {
         let hooks = self.hooks()?;
+        let ia32cap = match (valgrind_cpuid, regress_measure::cpu::ids()) {
+            (Some(valgrind), Some(native)) => cachegrind::native_ia32cap(valgrind, native),
+            _ => cachegrind::OPENSSL_IA32CAP.to_owned(),
+        };
         let child = ChildSpec {
             plan: Plan::Nothing,
-            tool: Tool::Heap { hooks: &hooks },
+            tool: Tool::Heap {
+                hooks: &hooks,
+                ia32cap: &ia32cap,
+            },
             ..self.child(harness, binary, scratch, PREPARED_INPUTS)
         }
         .run()?;
@@ -262,43 +285,80 @@ impl Runner {
         Ok(dhat::subtract(&sites[0], &sites[1]))
     }
 
+    /// The count of a Cachegrind method (`method`): the profile of the
+    /// region, its count, and the child that ran the path last.
+    fn cachegrind_count(
+        &self,
+        method: Method,
+        harness: &HarnessName,
+        binary: &Path,
+        scratch: &Path,
+    ) -> Result<(PathBuf, i64, ChildOutcome)> {
+        let last = self
+            .child(harness, binary, scratch, PREPARED_INPUTS)
+            .run()?;
+        if method == Method::Markers {
+            let total = read_profile(&last.profile)?
+                .instructions()
+                .map_err(|source| Error::Profile {
+                    path: last.profile.clone(),
+                    source,
+                })?;
+            return Ok((last.profile.clone(), total, last));
+        }
+        let before = self
+            .child(harness, binary, scratch, PREPARED_INPUTS - 1)
+            .run()?;
+        check_same_machine(harness, &before, &last)?;
+        let region = scratch.join("region.cachegrind.out");
+        annotate::diff(&self.valgrind, &before.profile, &last.profile, &region)?;
+        let (after, before) = (
+            instructions_of(&last.profile)?,
+            instructions_of(&before.profile)?,
+        );
+        // Checked: the counts come from files a child wrote.
+        let total = after.checked_sub(before).ok_or(Error::NonPositiveCount {
+            harness: harness.to_string(),
+            count: i64::MIN,
+        })?;
+        Ok((region, total, last))
+    }
+
     fn measure_in(
         &self,
         harness: &HarnessName,
         binary: &Path,
         scratch: &Path,
     ) -> Result<Measurement> {
-        let last = self
-            .child(harness, binary, scratch, PREPARED_INPUTS)
+        let mut method = self.valgrind.method;
+        let mut split_parts = None;
+        let (region_profile, instructions, last) = if method == Method::Callgrind {
+            let child = ChildSpec {
+                plan: Plan::Callgrind,
+                tool: Tool::Callgrind,
+                ..self.child(harness, binary, scratch, PREPARED_INPUTS)
+            }
             .run()?;
-        let (region_profile, instructions) = match self.valgrind.method {
-            Method::Markers => {
-                let total = read_profile(&last.profile)?
-                    .instructions()
-                    .map_err(|source| Error::Profile {
-                        path: last.profile.clone(),
-                        source,
-                    })?;
-                (last.profile.clone(), total)
-            }
-            Method::Subtraction => {
-                let before = self
-                    .child(harness, binary, scratch, PREPARED_INPUTS - 1)
-                    .run()?;
-                check_same_machine(harness, &before, &last)?;
+            if child.report.protocol >= PROTOCOL {
+                let dumps = split::read_dumps(&child.profile)?;
                 let region = scratch.join("region.cachegrind.out");
-                annotate::diff(&self.valgrind, &before.profile, &last.profile, &region)?;
-                let (after, before) = (
-                    instructions_of(&last.profile)?,
-                    instructions_of(&before.profile)?,
-                );
-                // Checked: the counts come from files a child wrote.
-                let total = after.checked_sub(before).ok_or(Error::NonPositiveCount {
-                    harness: harness.to_string(),
-                    count: i64::MIN,
-                })?;
-                (region, total)
+                std::fs::write(
+                    &region,
+                    callgrind_out::to_cachegrind(&dumps.costs, "./harness"),
+                )
+                .map_err(|source| Error::io("write", &region, source))?;
+                let total = dumps.parts.total() as i64;
+                split_parts = Some(dumps.parts);
+                (region, total, child)
+            } else {
+                // A program from before the protocol of parts (a diff's old
+                // base) marks nothing Callgrind can dump: its version's
+                // Cachegrind method counts it.
+                method = Method::for_version(self.valgrind.version);
+                self.cachegrind_count(method, harness, binary, scratch)?
             }
+        } else {
+            self.cachegrind_count(method, harness, binary, scratch)?
         };
         if instructions <= 0 {
             return Err(Error::NonPositiveCount {
@@ -322,25 +382,29 @@ impl Runner {
         // A program from before the protocol of parts and heap children
         // (the base of a diff, say) gives the count alone.
         let current = last.report.protocol >= PROTOCOL;
-        let parts = if current && last.report.sides {
-            Some(self.split(harness, binary, scratch, instructions as u64)?)
-        } else {
-            None
+        let parts = match split_parts {
+            Some(parts) if last.report.sides => Some(parts),
+            Some(_) => None,
+            None if current && last.report.sides => {
+                Some(self.split(harness, binary, scratch, instructions as u64)?)
+            }
+            None => None,
         };
         let heap = if current {
-            Some(self.heap(harness, binary, scratch)?)
+            Some(self.heap(harness, binary, scratch, last.report.cpuid)?)
         } else {
             None
         };
 
         let mut libraries = self.libraries.clone();
         libraries.extend(last.report.runtime_libraries.clone());
-        let fingerprint = Fingerprint::new(
+        let mut fingerprint = Fingerprint::new(
             &self.valgrind,
             last.report.cpu_features.clone(),
             libraries,
             self.toolchain(binary)?,
         );
+        fingerprint.method = method;
         self.write_outputs(
             Outcome {
                 harness,

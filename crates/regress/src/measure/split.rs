@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use regress_measure::parts::Part;
 use serde::{Deserialize, Serialize};
 
+use super::callgrind_out::{self, Costs};
 use crate::error::{Error, Result};
 use crate::limits;
 
@@ -82,10 +83,20 @@ impl Parts {
 /// boundaries; more means something marks far too often.
 pub const MAX_DUMPS: usize = 4096;
 
+/// A Callgrind child's run: its count by part, and its per-line self
+/// costs (the run's profile, see [`super::callgrind_out`]).
+#[derive(Debug, Clone, Default)]
+pub struct Dumps {
+    pub parts: Parts,
+    pub costs: Costs,
+}
+
 /// Reads the dumps `PROFILE.1`, `PROFILE.2`, ... of a Callgrind child and
-/// sums them by part.
-pub fn read_dumps(profile: &Path) -> Result<Parts> {
+/// sums them by part, checking that each dump's costs add up to its
+/// summary.
+pub fn read_dumps(profile: &Path) -> Result<Dumps> {
     let mut parts = Parts::default();
+    let mut costs = Costs::new();
     let mut dumps = 0;
     for number in 1.. {
         let path = PathBuf::from(format!("{}.{number}", profile.display()));
@@ -98,6 +109,23 @@ pub fn read_dumps(profile: &Path) -> Result<Parts> {
             return Err(bad(&path, format!("more than {MAX_DUMPS} dumps")));
         }
         let (part, instructions) = parse_dump(&text).map_err(|reason| bad(&path, reason))?;
+        let mut dump = Costs::new();
+        callgrind_out::add_dump(&text, &mut dump).map_err(|reason| bad(&path, reason))?;
+        if callgrind_out::total(&dump) != instructions as i64 {
+            return Err(bad(
+                &path,
+                format!(
+                    "its lines add up to {}, its summary says {instructions}",
+                    callgrind_out::total(&dump)
+                ),
+            ));
+        }
+        for (key, lines) in dump {
+            let function = costs.entry(key).or_default();
+            for (line, cost) in lines {
+                *function.entry(line).or_default() += cost;
+            }
+        }
         if !parts.add(part, instructions) {
             return Err(bad(
                 &path,
@@ -113,7 +141,7 @@ pub fn read_dumps(profile: &Path) -> Result<Parts> {
                 .to_owned(),
         ));
     }
-    Ok(parts)
+    Ok(Dumps { parts, costs })
 }
 
 fn bad(path: &Path, reason: String) -> Error {
@@ -164,7 +192,7 @@ mod tests {
             "version: 1\ncreator: callgrind-3.24.0\npid: 1\ncmd: ./harness\npart: 1\n\n\
              desc: I1 cache: \ndesc: Timerange: Basic block 0 - 10\n\
              desc: Trigger: Client Request: {label}\n\npositions: line\nevents: Ir\n\
-             summary: {count}\n\n\ntotals: {count}\n"
+             summary: {count}\n\nfl=(1) /src/a.rs\nfn=(1) a::{label}\n1 {count}\n\ntotals: {count}\n"
         )
     }
 
@@ -192,7 +220,7 @@ mod tests {
         }
         // The final dump at exit is not the run's.
         std::fs::write(&profile, dump("glue", 4102)).expect("write");
-        let parts = read_dumps(&profile).expect("parts");
+        let parts = read_dumps(&profile).expect("parts").parts;
         assert_eq!(parts.glue, 235);
         assert_eq!(parts.client(), 183_074 + 2_841_029);
         assert_eq!(parts.server(), 1_303_981 + 69_166);

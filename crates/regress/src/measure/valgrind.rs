@@ -24,6 +24,9 @@ pub const ENV_VALGRIND: &str = "REGRESS_VALGRIND";
 const INSTALL_HINT: &str = "Install Valgrind (Debian/Ubuntu: `sudo apt-get install valgrind`), \
 or point REGRESS_VALGRIND at a valgrind program (scripts/fetch-valgrind.sh fetches 3.22+).";
 
+/// `callgrind` (the default) or `cachegrind`: which tool counts.
+pub const ENV_METHOD: &str = "REGRESS_METHOD";
+
 /// How the counted region is separated from the rest of the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -32,16 +35,42 @@ pub enum Method {
     Markers,
     /// Older Valgrind: whole-process count of 3 runs minus that of 2 runs.
     Subtraction,
+    /// Any Valgrind: Callgrind collects from the run's first boundary and
+    /// dumps every segment of it; the count is their sum, the profile
+    /// their lines ([`super::callgrind_out`]). One child gives the count,
+    /// its split by part and its profile; it counts exactly what the two
+    /// Cachegrind methods count.
+    Callgrind,
 }
 
 impl Method {
-    /// The method a Valgrind version supports.
+    /// The Cachegrind method a Valgrind version supports.
     pub fn for_version(version: Version) -> Method {
         if version >= Version::new(3, 22, 0) {
             Method::Markers
         } else {
             Method::Subtraction
         }
+    }
+
+    /// The method `choice` ([`ENV_METHOD`]) names for `version`:
+    /// `callgrind` (also when unset) or `cachegrind` (markers or
+    /// subtraction, by version).
+    pub fn chosen(version: Version, choice: Option<&str>) -> Result<Method> {
+        match choice.map(str::trim) {
+            None | Some("") | Some("callgrind") => Ok(Method::Callgrind),
+            Some("cachegrind") => Ok(Method::for_version(version)),
+            Some(other) => Err(Error::BadSetting {
+                variable: ENV_METHOD,
+                value: other.chars().take(40).collect(),
+                expected: "`callgrind` or `cachegrind`",
+            }),
+        }
+    }
+
+    /// Whether Cachegrind counts (and Callgrind only splits).
+    pub fn is_cachegrind(self) -> bool {
+        matches!(self, Method::Markers | Method::Subtraction)
     }
 }
 
@@ -50,6 +79,7 @@ impl fmt::Display for Method {
         f.write_str(match self {
             Method::Markers => "markers",
             Method::Subtraction => "subtraction",
+            Method::Callgrind => "callgrind",
         })
     }
 }
@@ -137,7 +167,7 @@ impl Valgrind {
         let cg_annotate = companion(&program, "cg_annotate")?;
         let cg_diff = companion(&program, "cg_diff")?;
         Ok(Valgrind {
-            method: Method::for_version(version),
+            method: Method::chosen(version, std::env::var(ENV_METHOD).ok().as_deref())?,
             program,
             cg_annotate,
             cg_diff,
@@ -251,6 +281,27 @@ mod tests {
         );
         assert_eq!(Method::for_version(Version::new(3, 22, 0)), Method::Markers);
         assert_eq!(Method::for_version(Version::new(4, 0, 0)), Method::Markers);
+    }
+
+    #[test]
+    fn callgrind_counts_unless_cachegrind_is_asked_for() {
+        let old = Version::new(3, 19, 0);
+        let new = Version::new(3, 24, 0);
+        assert_eq!(Method::chosen(old, None).ok(), Some(Method::Callgrind));
+        assert_eq!(
+            Method::chosen(new, Some("callgrind")).ok(),
+            Some(Method::Callgrind)
+        );
+        assert_eq!(
+            Method::chosen(old, Some("cachegrind")).ok(),
+            Some(Method::Subtraction)
+        );
+        assert_eq!(
+            Method::chosen(new, Some("cachegrind")).ok(),
+            Some(Method::Markers)
+        );
+        let error = Method::chosen(new, Some("massif")).unwrap_err().to_string();
+        assert!(error.contains("`callgrind` or `cachegrind`"), "{error}");
     }
 
     #[test]
