@@ -69,11 +69,19 @@ impl From<crate::Error> for ReadmeError {
 
 /// One baseline file's entry for a method: the newest Valgrind's when
 /// several machines have one.
-fn entry(file: &BaselineFile, method: Method) -> Option<&BaselineEntry> {
-    file.entries
+/// `file`'s entry of `method` with the newest (`newest`) or the oldest
+/// Valgrind version.
+fn entry(file: &BaselineFile, method: Method, newest: bool) -> Option<&BaselineEntry> {
+    let of_method = file
+        .entries
         .iter()
-        .filter(|entry| entry.fingerprint.method == method)
-        .max_by_key(|entry| Version::parse(&entry.fingerprint.valgrind))
+        .filter(|entry| entry.fingerprint.method == method);
+    let version = |entry: &&BaselineEntry| Version::parse(&entry.fingerprint.valgrind);
+    if newest {
+        of_method.max_by_key(version)
+    } else {
+        of_method.min_by_key(version)
+    }
 }
 
 fn to_count(file: &BaselineFile, entry: &BaselineEntry) -> Count {
@@ -117,14 +125,31 @@ pub fn load_all(dir: &Path) -> Result<Vec<BaselineFile>, ReadmeError> {
 }
 
 /// The generated text of every section, from the baseline files.
+///
+/// The tables show each harness's entry of the newest Valgrind measured
+/// with Callgrind's method (the default since it counts the same
+/// instructions as Cachegrind's in one child), else with the markers
+/// method; the agreement table sets the older method or version against
+/// it: subtraction (3.19) against markers (3.22+), or Callgrind's method on
+/// the oldest Valgrind against the newest.
 pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, String)>, ReadmeError> {
-    let counts = |method| -> Vec<Count> {
+    let counts = |method, newest| -> Vec<Count> {
         files
             .iter()
-            .filter_map(|file| entry(file, method).map(|entry| to_count(file, entry)))
+            .filter_map(|file| entry(file, method, newest).map(|entry| to_count(file, entry)))
             .collect()
     };
-    let markers = counts(Method::Markers);
+    let (markers, older) = if counts(Method::Callgrind, true).is_empty() {
+        (
+            counts(Method::Markers, true),
+            counts(Method::Subtraction, true),
+        )
+    } else {
+        (
+            counts(Method::Callgrind, true),
+            counts(Method::Callgrind, false),
+        )
+    };
     if markers.is_empty() {
         return Err(ReadmeError::NoEntries {
             dir: dir.to_path_buf(),
@@ -152,7 +177,7 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
         ),
         (
             "method-agreement".to_owned(),
-            method_agreement(&counts(Method::Subtraction), &markers),
+            method_agreement(&older, &markers),
         ),
     ])
 }
@@ -202,11 +227,15 @@ fn method_agreement(subtraction: &[Count], markers: &[Count]) -> String {
     let (Some(sub), Some(mark)) = (subtraction.first(), markers.first()) else {
         return "No harness has entries of both methods.\n".to_owned();
     };
-    let sub_name = format!(
-        "subtraction ({})",
-        sub.measured_with.replace(" (subtraction)", "")
-    );
-    let mark_name = format!("markers ({})", mark.measured_with.replace(" (markers)", ""));
+    if sub.measured_with == mark.measured_with {
+        return "No harness has entries of two methods or Valgrind versions.\n".to_owned();
+    }
+    // `Valgrind 3.19.0 (subtraction)` as `subtraction (Valgrind 3.19.0)`.
+    let name = |count: &Count| match count.measured_with.rsplit_once(" (") {
+        Some((valgrind, method)) => format!("{} ({valgrind})", method.trim_end_matches(')')),
+        None => count.measured_with.clone(),
+    };
+    let (sub_name, mark_name) = (name(sub), name(mark));
     let mut table = Table::new(&["harness", &sub_name, &mark_name, "difference", "%"]);
     let mut largest: f64 = 0.0;
     for before in subtraction {
@@ -349,6 +378,36 @@ mod tests {
         assert!(agreement.contains("| subtraction (Valgrind 3.19.0) | markers (Valgrind 3.24.0) |"));
         assert!(
             agreement.ends_with("largest difference: 0.00055 %\n"),
+            "{agreement}"
+        );
+    }
+
+    /// Baselines blessed with Callgrind's method on both versions: the
+    /// tables show the newest Valgrind's entries and the agreement table
+    /// sets the oldest against them.
+    #[test]
+    fn callgrind_entries_are_shown_when_there_are_any() {
+        let mut handshake = fixtures::baseline(
+            "s2n_tls::handshake_rsa4096",
+            &[("3.19.0", 76_715_899), ("3.24.0", 76_715_901)],
+        );
+        for entry in &mut handshake.entries {
+            entry.fingerprint.method = Method::Callgrind;
+        }
+        let sections = sections(&[handshake], Path::new("baselines")).expect("sections");
+        let text = |name: &str| &sections.iter().find(|(n, _)| n == name).expect("section").1;
+        assert!(
+            text("library-comparison").contains("| handshake_rsa4096 | 76,715,901 |"),
+            "{}",
+            text("library-comparison")
+        );
+        let agreement = text("method-agreement");
+        assert!(
+            agreement.contains("| callgrind (Valgrind 3.19.0) | callgrind (Valgrind 3.24.0) |"),
+            "{agreement}"
+        );
+        assert!(
+            agreement.contains("| 76,715,899 | 76,715,901 | +2 |"),
             "{agreement}"
         );
     }
