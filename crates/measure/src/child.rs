@@ -66,8 +66,12 @@ pub const ENV_HEAP_REPORT: &str = "REGRESS_CHILD_HEAP_REPORT";
 
 /// The version of this protocol a program speaks, in its [`ChildReport`]:
 /// 0 (absent) for a program from before plans and heap children, which
-/// counts only whole runs.
-pub const PROTOCOL: u32 = 2;
+/// counts only whole runs. 3 since the loop's last warm-up enters
+/// [`crate::parts::Part::Warm`], where Callgrind starts instrumenting: a
+/// program of 2 marks parts but never starts Callgrind's instrumentation
+/// (`--instr-atstart=no`), so the runner counts it as it counts a program
+/// of 0.
+pub const PROTOCOL: u32 = 3;
 
 /// Inputs every child prepares, so that preparation is identical across
 /// children that run the path a different number of times.
