@@ -117,6 +117,36 @@ pub enum DiffError {
     #[error("cannot merge the shard reports: {0}")]
     Merge(String),
 
+    #[error(
+        "--library {spec:?}: {reason}.\n  \
+         Write it as NAME=PATH, for example --library s2n-tls=../s2n-tls; the libraries \
+         regress builds from source are: {known}."
+    )]
+    LibrarySpec {
+        spec: String,
+        reason: String,
+        known: String,
+    },
+
+    #[error(
+        "{library} is given twice (--library {first} and --library {second}); \
+         give each library once"
+    )]
+    LibraryTwice {
+        library: &'static str,
+        first: String,
+        second: String,
+    },
+
+    #[error(
+        "{what}.\n  With --library, BASE and HEAD are revisions of the library's checkout; \
+         `regress diff --help` shows the forms."
+    )]
+    LibraryRevisions { what: String },
+
+    #[error(transparent)]
+    Source(#[from] regress_source::SourceError),
+
     #[error("interrupted; the worktrees have been removed")]
     Interrupted,
 

@@ -197,10 +197,12 @@ impl Plan {
                 .with_output_dir(outputs.join(side.name()));
             sides.push(SideBuild {
                 side,
-                worktree,
+                baselines: worktree.path().join("baselines"),
+                _worktree: Some(worktree),
                 binary,
                 names,
                 runner,
+                cache: None,
             });
         }
 

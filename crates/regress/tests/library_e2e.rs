@@ -1,0 +1,279 @@
+//! `regress diff --library` end to end, on a git repository in s2n-tls's
+//! real layout (built by `regress-source`'s test fixtures from the
+//! s2n-tls and s2n-tls-sys crates in the cargo registry; no upstream
+//! checkout is used).
+//!
+//! Commit 1 is the release this workspace locks; commit 2 adds a known
+//! `noinline` loop to `s2n_sendv_with_offset`, which only application-data
+//! sending runs. The diff must name that function on every s2n-tls record
+//! harness with exactly its cost, show no changed function on config_build,
+//! the handshakes and resumption once names are normalised, exit with the
+//! regression code, and leave the library's repository byte for byte as it
+//! was (work tree, index, stash, untracked files).
+//!
+//! The diff runs in a copy of this project (its `perf_outputs/` and
+//! `target/regress-source/` are the copy's) and builds into this
+//! workspace's own cargo target folder, so the dependencies that do not
+//! change (aws-lc, OpenSSL's bindings) are already compiled.
+
+#[path = "../../source/tests/common/mod.rs"]
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::snapshot::Snapshot;
+
+/// The exit code of a regression beyond its threshold.
+const EXIT_REGRESSED: i32 = 1;
+/// The exit code of an error.
+const EXIT_ERROR: i32 = 2;
+
+/// Iterations of the injected loop; it costs 3 instructions each.
+const SPIN: u64 = 10_000;
+const SPIN_FUNCTION: &str = "s2n_regress_test_spin";
+
+fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    Path::new(env!("CARGO_BIN_EXE_regress"))
+        .ancestors()
+        .nth(2)
+        .expect("the binary is two levels below the target folder")
+        .to_path_buf()
+}
+
+fn valgrind_or_skip(test: &str) -> bool {
+    match regress::measure::valgrind::Valgrind::from_env() {
+        Ok(_) => true,
+        Err(error) => {
+            if std::env::var("REGRESS_REQUIRE_VALGRIND").as_deref() == Ok("1") {
+                panic!("REGRESS_REQUIRE_VALGRIND=1 but Valgrind is unavailable: {error}");
+            }
+            let _ = std::io::stderr()
+                .write_all(format!("{test}: SKIPPED (Valgrind unavailable: {error})\n").as_bytes());
+            false
+        }
+    }
+}
+
+/// A copy of this project's committed files (the workspace the diff runs in).
+fn project(dir: &Path) -> PathBuf {
+    let root = dir.join("project");
+    std::fs::create_dir(&root).expect("mkdir");
+    let mut archive = Command::new("git")
+        .arg("-C")
+        .arg(common::workspace())
+        .args(["archive", "--format=tar", "HEAD"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git archive");
+    let unpacked = Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(&root)
+        .stdin(archive.stdout.take().expect("archive output"))
+        .status()
+        .expect("tar");
+    assert!(unpacked.success() && archive.wait().expect("wait").success());
+    common::git(&root, &["init", "-q"]);
+    common::git(&root, &["add", "-A"]);
+    common::git(&root, &["commit", "-q", "-m", "project"]);
+    root
+}
+
+fn regress(project: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_regress"))
+        .args(args)
+        .current_dir(project)
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env_remove("REGRESS_ROOT")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run regress")
+}
+
+/// s2n-tls's repository with commit 2 adding the loop on `s2n_send`'s path.
+fn s2n_tls_with_a_spin(dir: &Path) -> PathBuf {
+    let root = common::repos::s2n_tls(dir, "0.3.47");
+    let send = root.join("tls/s2n_send.c");
+    common::replace_in(
+        &send,
+        "ssize_t s2n_sendv_with_offset(struct s2n_connection *conn,",
+        &format!(
+            "/* regress test: a known cost on the application-data path */\n\
+             __attribute__((noinline)) void {SPIN_FUNCTION}(void)\n{{\n    \
+             __asm__ volatile(\"mov ${SPIN}, %%ecx\\n1:\\n nop\\n dec %%ecx\\n jnz 1b\\n\" \
+             ::: \"ecx\", \"cc\");\n}}\n\n\
+             ssize_t s2n_sendv_with_offset(struct s2n_connection *conn,"
+        ),
+    );
+    common::replace_in(
+        &send,
+        "    ssize_t result = s2n_sendv_with_offset_impl(conn, bufs, count, offs, blocked);",
+        &format!(
+            "    {SPIN_FUNCTION}();\n    \
+             ssize_t result = s2n_sendv_with_offset_impl(conn, bufs, count, offs, blocked);"
+        ),
+    );
+    common::git(&root, &["commit", "-q", "-am", "a spin on the send path"]);
+    root
+}
+
+fn report(project: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(project.join("perf_outputs/diff/report.json"))
+        .expect("report.json");
+    serde_json::from_str(&text).expect("report JSON")
+}
+
+#[test]
+fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
+    if !valgrind_or_skip("s2n_tls_from_its_repository_finds_exactly_the_spin") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = project(dir.path());
+    let s2n = s2n_tls_with_a_spin(dir.path());
+    // What a library maintainer has lying around: an edit, an untracked
+    // file, a stash. HEAD is named, so none of it is measured.
+    std::fs::write(s2n.join("notes.txt"), "untracked\n").expect("write");
+    common::write(&s2n.join("api/s2n.h.orig"), "scratch\n");
+    std::fs::write(s2n.join("CMakeLists.txt"), "# stashed\n").expect("write");
+    common::git(&s2n, &["stash", "push", "-q", "--", "CMakeLists.txt"]);
+    common::replace_in(&s2n.join("tls/s2n_send.c"), "regress test", "edited");
+    let before = Snapshot::take(&s2n);
+
+    let spec = format!("s2n-tls={}", s2n.display());
+    let target = target_dir();
+    let output = regress(
+        &project,
+        &[
+            "diff",
+            "--library",
+            &spec,
+            "HEAD~1",
+            "HEAD",
+            "--target-dir",
+            target.to_str().expect("utf-8"),
+        ],
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    Snapshot::take(&s2n).assert_same(&before);
+    assert_eq!(
+        output.status.code(),
+        Some(EXIT_REGRESSED),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+
+    let report = report(&project);
+    let harnesses = report["harnesses"].as_array().expect("harnesses");
+    let names: Vec<&str> = harnesses
+        .iter()
+        .map(|h| h["harness"].as_str().expect("name"))
+        .collect();
+    assert!(
+        names.iter().all(|name| name.starts_with("s2n_tls::")),
+        "only the harnesses s2n-tls reaches are measured: {names:?}"
+    );
+    assert_eq!(names.len(), 13, "{names:?}");
+    let not_measured = &report["sources"]["not_measured"];
+    for group in ["openssl::", "rustls::", "aws_lc_rs::", "calibration::"] {
+        assert!(
+            not_measured
+                .as_array()
+                .expect("list")
+                .iter()
+                .any(|g| g == group),
+            "{not_measured}"
+        );
+    }
+
+    let mut per_call = None;
+    for harness in harnesses {
+        let name = harness["harness"].as_str().expect("name");
+        let functions = harness["functions"].as_array().expect("functions");
+        if name.contains("::record_") {
+            let spin: Vec<&serde_json::Value> = functions
+                .iter()
+                .filter(|f| f["function"] == SPIN_FUNCTION)
+                .collect();
+            assert_eq!(spin.len(), 1, "{name}: {functions:?}");
+            assert_eq!(spin[0]["file"], "tls/s2n_send.c", "{name}");
+            assert_eq!(spin[0]["origin"], "tls-library", "{name}");
+            assert_eq!(spin[0]["base"], 0, "{name}");
+            // One call per record: 1 MiB in 16 KiB or 1 KiB writes.
+            let calls: u64 = if name.ends_with("_16k") { 64 } else { 1024 };
+            let delta = spin[0]["delta"].as_u64().expect("delta");
+            assert_eq!(delta % calls, 0, "{name}: {delta} is not {calls} equal calls");
+            let cost = delta / calls;
+            // `mov`, then 3 instructions per iteration, then `ret` (and an
+            // `endbr64` where the compiler adds one).
+            assert!(
+                (3 * SPIN + 2..=3 * SPIN + 3).contains(&cost),
+                "{name}: {cost} instructions per call"
+            );
+            assert_eq!(*per_call.get_or_insert(cost), cost, "{name}");
+            assert_eq!(harness["verdict"], "regressed", "{name}");
+        } else {
+            assert!(
+                functions.is_empty(),
+                "{name}: no function should change, but {functions:?}"
+            );
+            assert_eq!(harness["delta"], 0, "{name}");
+        }
+    }
+    assert!(stdout.contains("s2n-tls: base HEAD~1"), "{stdout}");
+}
+
+#[test]
+fn bad_library_input_is_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = project(dir.path());
+    let s2n = common::repos::s2n_tls(dir.path(), "0.3.47");
+    std::fs::write(s2n.join("dirty.txt"), "untracked\n").expect("write");
+    let before = Snapshot::take(&s2n);
+    let spec = format!("s2n-tls={}", s2n.display());
+    let not_a_repo = dir.path().join("plain");
+    std::fs::create_dir(&not_a_repo).expect("mkdir");
+    let plain = format!("s2n-tls={}", not_a_repo.display());
+    let wrong_library = format!("rustls={}", s2n.display());
+    for (args, expected) in [
+        (vec!["diff", "--library", &plain, "HEAD"], "is not a git checkout"),
+        (
+            vec!["diff", "--library", &wrong_library, "HEAD"],
+            "does not look like a checkout of rustls",
+        ),
+        (
+            vec!["diff", "--library", "openssl=/x", "HEAD"],
+            "not one regress knows",
+        ),
+        (
+            vec!["diff", "--library", &spec, "no-such-revision"],
+            "\"no-such-revision\" does not name a commit",
+        ),
+        (
+            vec!["diff", "--library", &spec, "--", "--output=/tmp/x"],
+            "starts with `-`",
+        ),
+        (
+            vec!["diff", "--library", &spec, "--library", &spec, "HEAD"],
+            "given twice",
+        ),
+        (vec!["diff", "--library", &spec], "name the BASE revision"),
+    ] {
+        let output = regress(&project, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(EXIT_ERROR), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    Snapshot::take(&s2n).assert_same(&before);
+    assert!(
+        !project.join("target").exists() && !project.join("perf_outputs/diff").exists(),
+        "nothing is created for a refused diff"
+    );
+}
