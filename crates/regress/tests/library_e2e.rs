@@ -6,10 +6,11 @@
 //! Commit 1 is the release this workspace locks; commit 2 adds a known
 //! `noinline` loop to `s2n_sendv_with_offset`, which only application-data
 //! sending runs. The diff must name that function on every s2n-tls record
-//! harness with exactly its cost, show no changed function on config_build,
-//! the handshakes and resumption once names are normalised, exit with the
-//! regression code, and leave the library's repository byte for byte as it
-//! was (work tree, index, stash, untracked files).
+//! harness with exactly its cost, show no changed function on the handshakes
+//! and resumption once names are normalised (config_build: a few
+//! instructions of glibc layout noise at most), exit with the regression
+//! code, and leave the library's repository byte for byte as it was (work
+//! tree, index, stash, untracked files).
 //!
 //! The diff runs in a copy of this project (its `perf_outputs/` and
 //! `target/regress-source/` are the copy's) and builds into this
@@ -18,6 +19,8 @@
 
 #[path = "../../source/tests/common/mod.rs"]
 mod common;
+#[path = "library/spin.rs"]
+mod spin;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,9 +33,7 @@ const EXIT_REGRESSED: i32 = 1;
 /// The exit code of an error.
 const EXIT_ERROR: i32 = 2;
 
-/// Iterations of the injected loop; it costs 3 instructions each.
-const SPIN: u64 = 10_000;
-const SPIN_FUNCTION: &str = "s2n_regress_test_spin";
+use spin::{s2n_tls_with_a_spin, SPIN, SPIN_FUNCTION};
 
 fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
@@ -95,33 +96,6 @@ fn regress(project: &Path, args: &[&str]) -> Output {
         .expect("run regress")
 }
 
-/// s2n-tls's repository with commit 2 adding the loop on `s2n_send`'s path.
-fn s2n_tls_with_a_spin(dir: &Path) -> PathBuf {
-    let root = common::repos::s2n_tls(dir, "0.3.47");
-    let send = root.join("tls/s2n_send.c");
-    common::replace_in(
-        &send,
-        "ssize_t s2n_sendv_with_offset(struct s2n_connection *conn,",
-        &format!(
-            "/* regress test: a known cost on the application-data path */\n\
-             __attribute__((noinline)) void {SPIN_FUNCTION}(void)\n{{\n    \
-             __asm__ volatile(\"mov ${SPIN}, %%ecx\\n1:\\n nop\\n dec %%ecx\\n jnz 1b\\n\" \
-             ::: \"ecx\", \"cc\");\n}}\n\n\
-             ssize_t s2n_sendv_with_offset(struct s2n_connection *conn,"
-        ),
-    );
-    common::replace_in(
-        &send,
-        "    ssize_t result = s2n_sendv_with_offset_impl(conn, bufs, count, offs, blocked);",
-        &format!(
-            "    {SPIN_FUNCTION}();\n    \
-             ssize_t result = s2n_sendv_with_offset_impl(conn, bufs, count, offs, blocked);"
-        ),
-    );
-    common::git(&root, &["commit", "-q", "-am", "a spin on the send path"]);
-    root
-}
-
 fn report(project: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(project.join("perf_outputs/diff/report.json"))
         .expect("report.json");
@@ -135,7 +109,7 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let project = project(dir.path());
-    let s2n = s2n_tls_with_a_spin(dir.path());
+    let s2n = s2n_tls_with_a_spin(dir.path(), "");
     // What a library maintainer has lying around: an edit, an untracked
     // file, a stash. HEAD is named, so none of it is measured.
     std::fs::write(s2n.join("notes.txt"), "untracked\n").expect("write");
@@ -193,6 +167,9 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
         );
     }
 
+    // Every finding is collected first, so a failure shows them all with
+    // the diff's own table.
+    let mut problems = Vec::new();
     let mut per_call = None;
     for harness in harnesses {
         let name = harness["harness"].as_str().expect("name");
@@ -202,31 +179,67 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
                 .iter()
                 .filter(|f| f["function"] == SPIN_FUNCTION)
                 .collect();
-            assert_eq!(spin.len(), 1, "{name}: {functions:?}");
-            assert_eq!(spin[0]["file"], "tls/s2n_send.c", "{name}");
-            assert_eq!(spin[0]["origin"], "tls-library", "{name}");
-            assert_eq!(spin[0]["base"], 0, "{name}");
+            let [spin] = spin.as_slice() else {
+                problems.push(format!("{name}: the spin is not named once: {functions:?}"));
+                continue;
+            };
+            if spin["file"] != "tls/s2n_send.c"
+                || spin["origin"] != "tls-library"
+                || spin["base"] != 0
+            {
+                problems.push(format!("{name}: {spin}"));
+            }
             // One call per record: 1 MiB in 16 KiB or 1 KiB writes.
             let calls: u64 = if name.ends_with("_16k") { 64 } else { 1024 };
-            let delta = spin[0]["delta"].as_u64().expect("delta");
-            assert_eq!(delta % calls, 0, "{name}: {delta} is not {calls} equal calls");
+            let delta = spin["delta"].as_u64().expect("delta");
             let cost = delta / calls;
-            // `mov`, then 3 instructions per iteration, then `ret` (and an
-            // `endbr64` where the compiler adds one).
-            assert!(
-                (3 * SPIN + 2..=3 * SPIN + 3).contains(&cost),
-                "{name}: {cost} instructions per call"
-            );
-            assert_eq!(*per_call.get_or_insert(cost), cost, "{name}");
-            assert_eq!(harness["verdict"], "regressed", "{name}");
-        } else {
-            assert!(
-                functions.is_empty(),
-                "{name}: no function should change, but {functions:?}"
-            );
-            assert_eq!(harness["delta"], 0, "{name}");
+            // `mov`, 3 instructions per iteration, `ret`, and the frame
+            // pointer's push, move and pop (s2n-tls keeps frame pointers).
+            if delta % calls != 0 || cost != 3 * SPIN + 5 {
+                problems.push(format!(
+                    "{name}: {delta} is not {calls} calls of 3 * {SPIN} + 5"
+                ));
+            }
+            if *per_call.get_or_insert(cost) != cost {
+                problems.push(format!("{name}: {cost} per call, others {per_call:?}"));
+            }
+            if harness["verdict"] != "regressed" {
+                problems.push(format!("{name}: {}", harness["verdict"]));
+            }
+        } else if name.ends_with("::config_build") {
+            // The spin moves s2n-tls's code and data by a few bytes, and
+            // glibc's string functions count a few instructions more or less
+            // on the moved strings (measured: +41, all in `__strncmp_avx2`
+            // and `__memcmp_avx2_movbe`). Layout noise, in glibc only.
+            let noise: i64 = functions
+                .iter()
+                .map(|f| f["delta"].as_i64().expect("delta").abs())
+                .sum();
+            let in_glibc = functions.iter().all(|f| {
+                f["origin"] == "runtime"
+                    && f["file"]
+                        .as_str()
+                        .is_some_and(|file| file.starts_with("./"))
+            });
+            if !in_glibc || noise > 100 {
+                problems.push(format!(
+                    "{name}: more than layout noise in glibc: {functions:?}"
+                ));
+            }
+        } else if !functions.is_empty() || harness["delta"] != 0 {
+            problems.push(format!(
+                "{name}: {} changed functions (delta {}), none expected: {:?}",
+                functions.len(),
+                harness["delta"],
+                &functions[..functions.len().min(5)]
+            ));
         }
     }
+    assert!(
+        problems.is_empty(),
+        "{}\n\nstdout:\n{stdout}",
+        problems.join("\n")
+    );
     assert!(stdout.contains("s2n-tls: base HEAD~1"), "{stdout}");
 }
 
@@ -243,7 +256,10 @@ fn bad_library_input_is_refused_before_anything_is_created() {
     let plain = format!("s2n-tls={}", not_a_repo.display());
     let wrong_library = format!("rustls={}", s2n.display());
     for (args, expected) in [
-        (vec!["diff", "--library", &plain, "HEAD"], "is not a git checkout"),
+        (
+            vec!["diff", "--library", &plain, "HEAD"],
+            "is not a git checkout",
+        ),
         (
             vec!["diff", "--library", &wrong_library, "HEAD"],
             "does not look like a checkout of rustls",

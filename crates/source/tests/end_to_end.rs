@@ -37,7 +37,8 @@ fn end_to_end_build_of_the_harnesses_against_library_repositories() {
         .expect("set");
     let scratch = ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&s2n_set), &options())
         .expect("prepare");
-    let built = build_harnesses(&scratch, &dirs, &target, &[], &options()).expect("the harnesses build");
+    let built =
+        build_harnesses(&scratch, &dirs, &target, &[], &options()).expect("the harnesses build");
     let perf = built
         .executables
         .iter()

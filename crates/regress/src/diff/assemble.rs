@@ -140,11 +140,7 @@ pub(super) fn measure_and_compare(
 }
 
 /// The lines above `cg_annotate`'s text, so the file explains itself.
-fn diff_header(
-    plan: &Commits<'_>,
-    harness: &HarnessName,
-    diff: &HarnessDiff,
-) -> String {
+fn diff_header(plan: &Commits<'_>, harness: &HarnessName, diff: &HarnessDiff) -> String {
     let lines = [
         format!("per-function diff of {harness}: head minus base"),
         format!(

@@ -302,7 +302,10 @@ mod tests {
             Origin::RustTlsCrate
         );
         assert_eq!(
-            attribute(&format!("{export}/rustls/0a1b/tree/rustls/src/conn.rs"), "x"),
+            attribute(
+                &format!("{export}/rustls/0a1b/tree/rustls/src/conn.rs"),
+                "x"
+            ),
             Origin::RustTlsCrate
         );
         assert_eq!(

@@ -57,7 +57,10 @@ impl MeasurementCache {
     /// The stored measurement of `harness`, copied into `outputs` as if it
     /// had just been made; `None` when there is none (or it does not load).
     pub fn load(&self, harness: &HarnessName, outputs: &Path) -> Option<Measurement> {
-        if !FILES.iter().all(|suffix| harness.file_in(&self.dir, suffix).is_file()) {
+        if !FILES
+            .iter()
+            .all(|suffix| harness.file_in(&self.dir, suffix).is_file())
+        {
             return None;
         }
         std::fs::create_dir_all(outputs).ok()?;
@@ -76,9 +79,7 @@ impl MeasurementCache {
     /// next time. Written beside, then renamed, so a half-stored entry is
     /// never found.
     pub fn store(&self, harness: &HarnessName, outputs: &Path) {
-        let staging = self
-            .dir
-            .join(format!(".staging-{}", std::process::id()));
+        let staging = self.dir.join(format!(".staging-{}", std::process::id()));
         let stored = (|| -> std::io::Result<()> {
             std::fs::create_dir_all(&staging)?;
             for suffix in FILES {
@@ -138,7 +139,9 @@ mod tests {
         std::fs::write(harness.file_in(&outputs, ".json"), "{}").expect("write");
         // The profile and the annotated text are missing: nothing stored.
         cache.store(&harness, &outputs);
-        assert!(cache.load(&harness, &dir.path().join("elsewhere")).is_none());
+        assert!(cache
+            .load(&harness, &dir.path().join("elsewhere"))
+            .is_none());
         assert!(!harness.file_in(&cache.dir, ".json").exists());
     }
 }

@@ -103,7 +103,9 @@ pub fn parse_spec(spec: &str) -> Result<(&'static Library, PathBuf), DiffError> 
         known: regress_source::library::known_names(),
     };
     let Some((name, path)) = spec.split_once('=') else {
-        return Err(bad("there is no `=` between the library's name and its checkout"));
+        return Err(bad(
+            "there is no `=` between the library's name and its checkout",
+        ));
     };
     if path.is_empty() {
         return Err(bad("the checkout's path is empty"));
@@ -115,7 +117,10 @@ pub fn parse_spec(spec: &str) -> Result<(&'static Library, PathBuf), DiffError> 
 impl LibraryPlan {
     /// Checks every `--library` and both revisions in each checkout. Only
     /// reads: nothing is created, in either repository or anywhere else.
-    pub fn resolve(workspace: &Workspace, request: LibraryRequest) -> Result<LibraryPlan, DiffError> {
+    pub fn resolve(
+        workspace: &Workspace,
+        request: LibraryRequest,
+    ) -> Result<LibraryPlan, DiffError> {
         let options = Options {
             cancelled: Some(interrupt::requested),
             echo: true,
@@ -220,8 +225,9 @@ impl LibraryPlan {
         let outputs = self.workspace.perf_outputs_dir().join("diff");
         clear_outputs(&outputs)?;
         let target_dir = match &self.request.target_dir {
-            Some(dir) => std::path::absolute(dir)
-                .map_err(|source| DiffError::io("resolve", dir, source))?,
+            Some(dir) => {
+                std::path::absolute(dir).map_err(|source| DiffError::io("resolve", dir, source))?
+            }
             None => dirs.build_target(),
         };
         let bin_dir = RemoveOnDrop(dirs.state().join("bin"));
@@ -268,7 +274,11 @@ impl LibraryPlan {
 
     /// One side's patch sets (exported and generated when not already), and
     /// a key naming the combination.
-    fn patch_sets(&self, side: Side, dirs: &SourceDirs) -> Result<(Vec<PatchSet>, String), DiffError> {
+    fn patch_sets(
+        &self,
+        side: Side,
+        dirs: &SourceDirs,
+    ) -> Result<(Vec<PatchSet>, String), DiffError> {
         let mut sets = Vec::new();
         let mut keys = Vec::new();
         for source in &self.sources {
@@ -329,7 +339,9 @@ impl LibraryPlan {
         };
         let built = build_harnesses(&scratch, dirs, target_dir, &extra, &self.options)?;
         interrupt::check()?;
-        let copy = bin_dir.join(format!("{side}-{}", short_key(key))).join(PROGRAM);
+        let copy = bin_dir
+            .join(format!("{side}-{}", short_key(key)))
+            .join(PROGRAM);
         std::fs::create_dir_all(bin_dir.join(format!("{side}-{}", short_key(key))))
             .map_err(|source| DiffError::io("create the folder", bin_dir, source))?;
         std::fs::copy(&built.program, &copy)
@@ -437,35 +449,33 @@ impl LibraryPlan {
         let mut libraries = Vec::new();
         for source in &self.sources {
             let library = source.checkout.library();
-            let side = |index: usize| {
-                match described[index]
-                    .0
-                    .iter()
-                    .find(|set| set.library.name == library.name)
-                {
-                    Some(set) => sources::SourceSide {
-                        label: set.revision.clone(),
-                        key: set.key.clone(),
-                        crates: set
-                            .crates
-                            .iter()
-                            .map(|krate| format!("{} {}", krate.name, krate.version))
-                            .collect(),
-                    },
-                    None => sources::SourceSide {
-                        label: "the release this workspace locks".to_owned(),
-                        key: RELEASED.to_owned(),
-                        crates: library
-                            .crates
-                            .iter()
-                            .filter_map(|spec| {
-                                locked
-                                    .get(spec.name)
-                                    .map(|version| format!("{} {version}", spec.name))
-                            })
-                            .collect(),
-                    },
-                }
+            let side = |index: usize| match described[index]
+                .0
+                .iter()
+                .find(|set| set.library.name == library.name)
+            {
+                Some(set) => sources::SourceSide {
+                    label: set.revision.clone(),
+                    key: set.key.clone(),
+                    crates: set
+                        .crates
+                        .iter()
+                        .map(|krate| format!("{} {}", krate.name, krate.version))
+                        .collect(),
+                },
+                None => sources::SourceSide {
+                    label: "the release this workspace locks".to_owned(),
+                    key: RELEASED.to_owned(),
+                    crates: library
+                        .crates
+                        .iter()
+                        .filter_map(|spec| {
+                            locked
+                                .get(spec.name)
+                                .map(|version| format!("{} {version}", spec.name))
+                        })
+                        .collect(),
+                },
             };
             libraries.push(LibrarySides {
                 library: library.name.to_owned(),
@@ -495,7 +505,10 @@ mod tests {
     #[test]
     fn library_specs() {
         let (library, path) = parse_spec("s2n-tls=../s2n-tls").expect("valid");
-        assert_eq!((library.name, path), ("s2n-tls", PathBuf::from("../s2n-tls")));
+        assert_eq!(
+            (library.name, path),
+            ("s2n-tls", PathBuf::from("../s2n-tls"))
+        );
         let (_, path) = parse_spec("rustls=/a=b").expect("valid");
         assert_eq!(path, PathBuf::from("/a=b"));
         for (spec, reason) in [

@@ -293,8 +293,14 @@ mod tests {
             n.function("<alloc::vec::Vec<u8>::h00112233445566aa as core::clone::Clone>::clone::hffeeddccbbaa9988"),
             "<alloc::vec::Vec<u8> as core::clone::Clone>::clone"
         );
-        assert_eq!(n.function("aws_lc_0_47_0_bn_mul_mont_nohw"), "bn_mul_mont_nohw");
-        assert_eq!(n.function("aws_lc_0_48_1_bn_mul_mont_nohw"), "bn_mul_mont_nohw");
+        assert_eq!(
+            n.function("aws_lc_0_47_0_bn_mul_mont_nohw"),
+            "bn_mul_mont_nohw"
+        );
+        assert_eq!(
+            n.function("aws_lc_0_48_1_bn_mul_mont_nohw"),
+            "bn_mul_mont_nohw"
+        );
         assert_eq!(n.function("aws_lc_fips_0_13_1_SHA256"), "SHA256");
         for name in [
             "s2n_tls::connection::Connection::handshake",
