@@ -21,8 +21,8 @@
 mod common;
 #[path = "library/spin.rs"]
 mod spin;
+mod support;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -34,51 +34,12 @@ const EXIT_REGRESSED: i32 = 1;
 const EXIT_ERROR: i32 = 2;
 
 use spin::{s2n_tls_with_a_spin, SPIN, SPIN_FUNCTION};
-
-fn target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_BIN_EXE_regress"))
-        .ancestors()
-        .nth(2)
-        .expect("the binary is two levels below the target folder")
-        .to_path_buf()
-}
-
-fn valgrind_or_skip(test: &str) -> bool {
-    match regress::measure::valgrind::Valgrind::from_env() {
-        Ok(_) => true,
-        Err(error) => {
-            if std::env::var("REGRESS_REQUIRE_VALGRIND").as_deref() == Ok("1") {
-                panic!("REGRESS_REQUIRE_VALGRIND=1 but Valgrind is unavailable: {error}");
-            }
-            let _ = std::io::stderr()
-                .write_all(format!("{test}: SKIPPED (Valgrind unavailable: {error})\n").as_bytes());
-            false
-        }
-    }
-}
+use support::{target_dir, valgrind_or_skip};
 
 /// A copy of this project's committed files (the workspace the diff runs in).
 fn project(dir: &Path) -> PathBuf {
     let root = dir.join("project");
-    std::fs::create_dir(&root).expect("mkdir");
-    let mut archive = Command::new("git")
-        .arg("-C")
-        .arg(common::workspace())
-        .args(["archive", "--format=tar", "HEAD"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("git archive");
-    let unpacked = Command::new("tar")
-        .arg("-x")
-        .arg("-C")
-        .arg(&root)
-        .stdin(archive.stdout.take().expect("archive output"))
-        .status()
-        .expect("tar");
-    assert!(unpacked.success() && archive.wait().expect("wait").success());
+    support::unpack_project(&root);
     common::git(&root, &["init", "-q"]);
     common::git(&root, &["add", "-A"]);
     common::git(&root, &["commit", "-q", "-m", "project"]);

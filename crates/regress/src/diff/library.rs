@@ -42,6 +42,7 @@ use super::build::{isolation, Isolation};
 use super::cache::MeasurementCache;
 use super::error::DiffError;
 use super::interrupt;
+use super::pipeline::choose;
 use super::report::{DiffReport, Revision};
 use super::scratch::{clear_outputs, lock, RemoveOnDrop};
 use super::shard::Shard;
@@ -196,15 +197,9 @@ impl LibraryPlan {
         workers: usize,
         listener: &dyn Listener,
     ) -> Result<DiffReport, DiffError> {
-        if let Err(error) = interrupt::install() {
-            listener.event(Event::Diff(DiffStep::NoInterruptHandler { error: &error }));
-        }
-        let result = self.run_interruptible(valgrind, timeout, workers, listener);
-        if interrupt::requested() {
-            listener.event(Event::Diff(DiffStep::Interrupted));
-            return Err(DiffError::Interrupted);
-        }
-        result
+        interrupt::guard(listener, || {
+            self.run_interruptible(valgrind, timeout, workers, listener)
+        })
     }
 
     fn run_interruptible(
@@ -391,24 +386,12 @@ impl LibraryPlan {
             .filter(|name| reached(name))
             .cloned()
             .collect();
-        let selected = discover::select(reachable, &self.request.filters);
-        if selected.is_empty() {
-            return Err(DiffError::NoHarness {
-                filters: self.request.filters.clone(),
-            });
-        }
-        let selected = match self.request.shard {
-            Some(shard) => {
-                let mine = shard.select(&selected);
-                listener.event(Event::Diff(DiffStep::Shard {
-                    shard: &shard,
-                    selected: mine.len(),
-                    of: selected.len(),
-                }));
-                mine
-            }
-            None => selected,
-        };
+        let selected = choose(
+            reachable,
+            &self.request.filters,
+            self.request.shard,
+            listener,
+        )?;
         Ok((selected, not_measured.into_iter().collect()))
     }
 

@@ -2,12 +2,14 @@
 //! function, and the merge of a sharded diff's reports.
 
 use std::path::Path;
+use std::time::Duration;
 
 use regress::diff::library::{LibraryPlan, LibraryRequest};
 use regress::diff::pipeline::{DiffRequest, Plan};
 use regress::diff::report::DiffReport;
 use regress::diff::{render, Outcome as DiffOutcome};
 use regress::measure::cachegrind;
+use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
 
 use super::{write_file, Context, Outcome};
@@ -37,10 +39,22 @@ pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
             target_dir: args.target_dir,
         },
     )?;
+    measure(context, args.bmf.as_deref(), |valgrind, timeout| {
+        plan.run(valgrind, timeout, context.workers(), context.reporter)
+    })
+}
+
+/// Finds Valgrind and its time limit (after the plan was checked), runs the
+/// diff, and publishes its report.
+fn measure(
+    context: &Context,
+    bmf: Option<&Path>,
+    run: impl FnOnce(&Valgrind, Duration) -> Result<DiffReport, regress::diff::DiffError>,
+) -> anyhow::Result<Outcome> {
     let valgrind = context.valgrind()?;
     let timeout = cachegrind::timeout_from_env()?;
-    let report = plan.run(&valgrind, timeout, context.workers(), context.reporter)?;
-    publish(context, &report, args.bmf.as_deref())
+    let report = run(&valgrind, timeout)?;
+    publish(context, &report, bmf)
 }
 
 /// `regress diff --library NAME=PATH BASE [HEAD]`: the libraries and
@@ -76,10 +90,9 @@ fn library_diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
             target_dir: args.target_dir,
         },
     )?;
-    let valgrind = context.valgrind()?;
-    let timeout = cachegrind::timeout_from_env()?;
-    let report = plan.run(&valgrind, timeout, context.workers(), context.reporter)?;
-    publish(context, &report, args.bmf.as_deref())
+    measure(context, args.bmf.as_deref(), |valgrind, timeout| {
+        plan.run(valgrind, timeout, context.workers(), context.reporter)
+    })
 }
 
 /// Merges shard reports and writes the merged report.
