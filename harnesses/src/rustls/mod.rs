@@ -50,6 +50,7 @@
 //! Inside this module the rustls crate is `::rustls`, to keep it apart from
 //! the module's own name.
 
+pub mod api;
 pub mod check;
 pub mod config;
 pub mod config_build;

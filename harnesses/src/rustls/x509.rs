@@ -4,13 +4,12 @@
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, OnceLock};
 
-use ::rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
-use ::rustls::client::WebPkiServerVerifier;
-use ::rustls::pki_types::pem::PemObject;
-use ::rustls::pki_types::{CertificateDer, ServerName, TrustAnchor, UnixTime};
 use regress_measure::{Harness, HarnessError};
-use webpki::EndEntityCert;
 
+use super::api::pki_types::pem::PemObject;
+use super::api::pki_types::{CertificateDer, ServerName, TrustAnchor, UnixTime};
+use super::api::webpki::{self, EndEntityCert};
+use super::api::{self, LeafIdentity, ServerVerified, WebPkiServerVerifier};
 use super::config::{fixed_now, parse_chain, trust_only, Pinned};
 use crate::common::error::{ensure, Context as _};
 use crate::common::pki::{PemCopies, Pki, SERVER_NAME};
@@ -96,6 +95,11 @@ impl Harness for X509ParseChain {
     type Input = ();
     type Output = ParsedChain;
 
+    /// The rustls version built in: `Cargo.lock` holds both generations.
+    fn runtime_libraries(&self) -> Vec<(String, String)> {
+        vec![api::version()]
+    }
+
     fn setup(&self) -> Result<ParseSetup, HarnessError> {
         Ok(ParseSetup {
             der: rsa_chain_der()?,
@@ -146,14 +150,11 @@ fn check_parsed(
     leaf: &EndEntityCert<'_>,
     anchor: &TrustAnchor<'_>,
 ) -> Result<(), HarnessError> {
-    leaf.verify_for_usage(
-        setup.pinned.provider.signature_verification_algorithms.all,
+    api::verify_leaf(
+        leaf,
+        api::all_algorithms(&setup.pinned.provider),
         std::slice::from_ref(anchor),
-        &[],
         fixed_now(),
-        webpki::KeyUsage::server_auth(),
-        None,
-        None,
     )
     .context("verifying the parsed leaf through the parsed anchor")?;
     leaf.verify_is_valid_for_subject_name(&setup.server_name)
@@ -189,7 +190,8 @@ pub struct X509VerifyChain;
 #[derive(Debug)]
 pub struct VerifySetup {
     verifier: Arc<WebPkiServerVerifier>,
-    leaf: CertificateDer<'static>,
+    /// The leaf as the verifier takes it.
+    leaf: LeafIdentity,
     server_name: ServerName<'static>,
     now: UnixTime,
 }
@@ -197,30 +199,29 @@ pub struct VerifySetup {
 impl VerifySetup {
     fn new(ca_pem: &[u8]) -> Result<VerifySetup, HarnessError> {
         let pinned = Pinned::new(&Handshake::RSA4096.profile().pins);
-        let verifier = WebPkiServerVerifier::builder_with_provider(
-            trust_only(ca_pem)?,
-            pinned.provider.clone(),
-        )
-        .build()
-        .context("building the verifier")?;
+        let verifier = api::server_verifier(trust_only(ca_pem)?, &pinned.provider)?;
         Ok(VerifySetup {
             verifier,
-            leaf: rsa_chain_der()?.leaf.clone(),
+            leaf: api::server_identity(&rsa_chain_der()?.leaf),
             server_name: ServerName::try_from(SERVER_NAME).context("the server name")?,
             now: fixed_now(),
         })
     }
 
-    fn verify(&self) -> Result<ServerCertVerified, ::rustls::Error> {
-        self.verifier
-            .verify_server_cert(&self.leaf, &[], &self.server_name, &[], self.now)
+    fn verify(&self) -> Result<ServerVerified, api::Error> {
+        api::verify_server(&self.verifier, &self.leaf, &self.server_name, self.now)
     }
 }
 
 impl Harness for X509VerifyChain {
     type Setup = VerifySetup;
     type Input = ();
-    type Output = ServerCertVerified;
+    type Output = ServerVerified;
+
+    /// The rustls version built in: `Cargo.lock` holds both generations.
+    fn runtime_libraries(&self) -> Vec<(String, String)> {
+        vec![api::version()]
+    }
 
     fn setup(&self) -> Result<VerifySetup, HarnessError> {
         VerifySetup::new(&PemCopies::of(Pki::Rsa4096).ca)
@@ -230,11 +231,11 @@ impl Harness for X509VerifyChain {
         Ok(())
     }
 
-    fn run(&self, setup: &VerifySetup, _: ()) -> Result<ServerCertVerified, HarnessError> {
+    fn run(&self, setup: &VerifySetup, _: ()) -> Result<ServerVerified, HarnessError> {
         setup.verify().context("verifying the leaf")
     }
 
-    fn check(&self, _: &VerifySetup, _verified: &ServerCertVerified) -> Result<(), HarnessError> {
+    fn check(&self, _: &VerifySetup, _verified: &ServerVerified) -> Result<(), HarnessError> {
         Ok(())
     }
 }

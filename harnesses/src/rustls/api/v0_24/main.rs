@@ -1,0 +1,214 @@
+//! What rustls main after the 0.24.0-dev.1 release does its own way
+//! (feature `rustls-0-24-main`; from commit d993ef74b, "Move to externally
+//! buffered TLS output", through at least 6868ee84 of 2026-08-19): every
+//! call that produces TLS data appends it to a `Vec<u8>` the caller owns,
+//! received plaintext is handed out record by record through a
+//! `MessageHandler` (no plaintext buffer inside the connection), and a
+//! verifier's identity check returns the `VerifiedIdentity` it checked.
+
+use std::io::{self, Write as _};
+use std::sync::Arc;
+
+use ::rustls024::client::danger::{ServerIdentity, ServerVerifier as _};
+use ::rustls024::crypto::{Identity, VerifiedIdentity};
+use ::rustls024::{ClientConfig, ClientConnection, Connection, ServerConfig, ServerConnection};
+use ::rustls024::{Error, VecInput};
+use pki_types::{ServerName, UnixTime};
+use regress_measure::HarnessError;
+
+use super::{pki_types, Outputs, WebPkiServerVerifier};
+use crate::common::error::{ensure, with_context, Context as _};
+use crate::common::transport::Endpoint;
+
+/// What a successful server-certificate verification returns.
+pub type ServerVerified = VerifiedIdentity<'static>;
+
+/// The identity a side's peer proved.
+pub(super) fn peer_identity(outputs: &Outputs) -> Option<&Identity<'static>> {
+    outputs.peer_identity().map(|verified| verified.identity())
+}
+
+/// `verify_identity` passed through (a server's certificate).
+macro_rules! server_identity_check {
+    () => {
+        fn verify_identity<'a>(
+            &self,
+            identity: &::rustls024::client::danger::ServerIdentity<'a, '_>,
+        ) -> Result<::rustls024::crypto::VerifiedIdentity<'a>, Error> {
+            self.inner.verify_identity(identity)
+        }
+    };
+}
+
+/// `verify_identity` passed through (a client's certificate).
+macro_rules! client_identity_check {
+    () => {
+        fn verify_identity<'a>(
+            &self,
+            identity: &::rustls024::server::danger::ClientIdentity<'a, '_>,
+        ) -> Result<::rustls024::crypto::VerifiedIdentity<'a>, Error> {
+            self.inner.verify_identity(identity)
+        }
+    };
+}
+
+/// Verifies `identity` (the leaf) for `name` at `now`, as a rustls client
+/// does in a handshake (no intermediates, no OCSP response).
+pub fn verify_server(
+    verifier: &WebPkiServerVerifier,
+    identity: &Identity<'static>,
+    name: &ServerName<'static>,
+    now: UnixTime,
+) -> Result<ServerVerified, Error> {
+    verifier.verify_identity(&ServerIdentity::new(identity, name, now))
+}
+
+/// One side of a connection: the connection, the buffer of TLS data it
+/// reads from, and the buffer it writes its TLS data into (rustls main
+/// queues nothing itself).
+#[derive(Debug)]
+pub struct Side<C> {
+    conn: C,
+    input: VecInput,
+    output: Vec<u8>,
+}
+
+/// Hands `output` to `end` in one write and empties it.
+#[inline(always)]
+fn write_out(output: &mut Vec<u8>, end: &mut Endpoint) -> io::Result<()> {
+    if !output.is_empty() {
+        end.write_all(output)?;
+        output.clear();
+    }
+    Ok(())
+}
+
+impl Side<ServerConnection> {
+    /// A server connection waiting for a ClientHello (allocation only).
+    pub fn server(config: &Arc<ServerConfig>) -> Result<Self, Error> {
+        Ok(Side {
+            conn: ServerConnection::new(config.clone())?,
+            input: VecInput::default(),
+            output: Vec::new(),
+        })
+    }
+
+    /// Reads what `end` holds into the input buffer, decrypts it in place
+    /// (`process_new_packets`) and copies each record's plaintext into
+    /// `received` (`MessageHandler::next_payload`): a record path's counted
+    /// server step.
+    #[inline(always)]
+    pub fn receive(
+        &mut self,
+        end: &mut Endpoint,
+        received: &mut [u8],
+    ) -> Result<usize, HarnessError> {
+        let mut got = 0;
+        while end.has_incoming() {
+            if let Err(e) = self.input.read(end) {
+                return Err(with_context("server reading TLS data", e));
+            }
+            let mut handler = self
+                .conn
+                .process_new_packets(&mut self.input, &mut self.output);
+            while let Some(payload) = handler.next_payload() {
+                let bytes = match &payload {
+                    Ok(payload) => payload.bytes(),
+                    Err(e) => return Err(with_context("server process_new_packets", e.clone())),
+                };
+                let Some(into) = received.get_mut(got..got + bytes.len()) else {
+                    return Err("the server received more plaintext than was sent".into());
+                };
+                into.copy_from_slice(bytes);
+                got += bytes.len();
+            }
+        }
+        Ok(got)
+    }
+}
+
+impl Side<ClientConnection> {
+    /// A client connection: building it picks the session to offer,
+    /// generates the key share and writes the ClientHello into the side's
+    /// output buffer.
+    pub fn client(config: &Arc<ClientConfig>, name: ServerName<'static>) -> Result<Self, Error> {
+        let mut output = Vec::new();
+        Ok(Side {
+            conn: config.connect(name).build(&mut output)?,
+            input: VecInput::default(),
+            output,
+        })
+    }
+
+    /// Encrypts `plaintext` into one record (`write_tls`, appending it to
+    /// the output buffer) and hands it to `end`: a record path's counted
+    /// client step.
+    #[inline(always)]
+    pub fn send(&mut self, plaintext: &[u8], end: &mut Endpoint) -> Result<usize, HarnessError> {
+        if let Err(e) = self.conn.write_tls(plaintext.into(), &mut self.output) {
+            return Err(with_context("client write_tls", e));
+        }
+        if let Err(e) = write_out(&mut self.output, end) {
+            return Err(with_context("client writing TLS data", e));
+        }
+        Ok(plaintext.len())
+    }
+}
+
+impl<C: Connection> Side<C> {
+    /// Moves everything the connection wrote into `end`.
+    pub fn flush(&mut self, end: &mut Endpoint) -> io::Result<()> {
+        write_out(&mut self.output, end)
+    }
+
+    /// Feeds everything the peer sent to `end` into the connection, until
+    /// nothing is left. No application data is expected here.
+    pub fn deliver(&mut self, end: &mut Endpoint) -> Result<(), HarnessError> {
+        while end.has_incoming() {
+            self.input.read(end).context("reading TLS data")?;
+            let mut handler = self
+                .conn
+                .process_new_packets(&mut self.input, &mut self.output);
+            while let Some(payload) = handler.next_payload() {
+                let length = payload.context("process_new_packets")?.bytes().len();
+                ensure(length == 0, || {
+                    format!("{length} bytes of unexpected application data")
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the handshake is still going.
+    pub fn is_handshaking(&self) -> bool {
+        self.conn.is_handshaking()
+    }
+
+    /// Whether the connection wrote TLS data not yet handed to the
+    /// transport.
+    pub fn wants_write(&self) -> bool {
+        !self.output.is_empty()
+    }
+
+    /// What the connection negotiated.
+    pub fn outputs(&self) -> &Outputs {
+        &self.conn
+    }
+}
+
+impl<C> std::ops::Deref for Side<C> {
+    type Target = C;
+
+    fn deref(&self) -> &C {
+        &self.conn
+    }
+}
+
+/// The most plaintext one record carries, for a suite whose records carry
+/// `overhead` bytes of encryption overhead: rustls main (commit 86e066192,
+/// "Account for encryption overhead in `max_fragment_size` fragmentation")
+/// keeps a record's whole payload within 16 KiB, so a 16 KiB write is two
+/// records.
+pub const fn max_record_plaintext(overhead: usize) -> usize {
+    16 * 1024 - overhead
+}
