@@ -22,8 +22,8 @@ use crate::paths::Handshake;
 /// client's key share is the same either way.
 ///
 /// Its `ClientSessionStore` impl is in [`super::api`] (the trait differs by
-/// rustls version): it only calls [`TicketQueue::catch`] and
-/// [`TicketQueue::offer`].
+/// rustls version): it only calls `TicketQueue::catch` and
+/// `TicketQueue::offer`.
 #[derive(Debug)]
 pub struct TicketQueue {
     offers: bool,
@@ -98,10 +98,11 @@ impl TicketQueue {
 /// ticket from its own `prepare`; all are issued by the same ticketer and are
 /// the same size. Fixed time makes the ticket age zero.
 ///
-/// A caveat: rustls's `Ticketer` rotates its key every 6 hours and reads the
-/// system clock (`SystemTime::now`, not the config's time provider) on each
-/// encryption and decryption to decide; in a measured process the key never
-/// rotates, so the path is the same, but those two clock reads are counted.
+/// A caveat: rustls's `Ticketer` rotates its key every 6 hours and reads a
+/// clock (`SystemTime::now`; 0.24: `Instant::now`; not the config's time
+/// provider) on each encryption and decryption to decide; in a measured
+/// process the key never rotates, so the path is the same, but those two
+/// clock reads are counted.
 ///
 /// **Check:** both sides report `HandshakeKind::Resumed` with the pinned
 /// version, suite and group; the server saw SNI and has the new ticket

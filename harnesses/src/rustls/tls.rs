@@ -65,10 +65,10 @@ impl Tls for Rustls {
     }
 
     /// For each write, the client encrypting the plaintext into one record
-    /// and handing it to the transport ([`api::Side::send`]: 0.23's
+    /// and handing it to the transport (`api::Side::send`: 0.23's
     /// `writer().write` then `write_tls`), and the server reading it (at most
     /// 4 KiB per read, growing its buffer to a record's size), decrypting it
-    /// and copying the plaintext into `received` ([`api::Side::receive`]:
+    /// and copying the plaintext into `received` (`api::Side::receive`:
     /// 0.23's `read_tls`, `process_new_packets` and `reader().read`).
     ///
     /// Written for a small footprint: with 1 KiB writes the loop runs 1,024

@@ -150,11 +150,14 @@ fn check_parsed(
     leaf: &EndEntityCert<'_>,
     anchor: &TrustAnchor<'_>,
 ) -> Result<(), HarnessError> {
-    api::verify_leaf(
-        leaf,
+    leaf.verify_for_usage(
         api::all_algorithms(&setup.pinned.provider),
         std::slice::from_ref(anchor),
+        &[],
         fixed_now(),
+        &api::Eku::server_auth(),
+        None,
+        None,
     )
     .context("verifying the parsed leaf through the parsed anchor")?;
     leaf.verify_is_valid_for_subject_name(&setup.server_name)
@@ -169,7 +172,10 @@ fn check_parsed(
 /// time, with the test CA as the only trust anchor, exactly as a rustls
 /// client does during a handshake.
 ///
-/// **Counted:** `WebPkiServerVerifier::verify_server_cert`: parsing the leaf,
+/// **Counted:** `WebPkiServerVerifier::verify_server_cert` (0.24:
+/// `verify_identity` of the leaf as a server identity, built in `setup`,
+/// which also clones that identity into the `VerifiedIdentity` it returns
+/// on rustls main): parsing the leaf,
 /// building the path to the trust anchor (issuer match, then the CA's
 /// sha256WithRSAEncryption signature over the leaf: an RSA-4096 public-key
 /// operation), validity at the fixed time, basic constraints and extended

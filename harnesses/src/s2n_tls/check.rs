@@ -11,8 +11,8 @@
 //!
 //! Only APIs that s2n-tls 0.3.42 to 0.3.47 all have are used here (0.3.42
 //! lacks `Connection::handshake_complete` and
-//! `Connection::signature_public_key_type`; see [`completion_secret`] and
-//! [`check_chain`] for what replaces them).
+//! `Connection::signature_public_key_type`; see `completion_secret` and
+//! `check_chain` for what replaces them).
 
 use regress_measure::HarnessError;
 use s2n_tls::cert_chain::{self, CertificateChain};
@@ -85,8 +85,8 @@ const COMPLETION_LABEL: &[u8] = b"EXPORTER-regress-handshake-complete";
 /// 32-byte TLS 1.3 exporter value, or the TLS 1.2 master secret. Both
 /// `s2n_connection_tls_exporter` and `s2n_connection_get_master_secret`
 /// fail with `S2N_ERR_HANDSHAKE_NOT_COMPLETE` until `is_handshake_complete`
-/// holds, the condition `Connection::handshake_complete` (s2n-tls 0.3.43 and
-/// later) reports; and the same value on both sides also shows they derived
+/// holds, the condition `Connection::handshake_complete` (in 0.3.47, not in
+/// 0.3.42) reports; and the same value on both sides also shows they derived
 /// the same keys.
 fn completion_secret(side: &str, conn: &Connection) -> Result<Vec<u8>, HarnessError> {
     let version = conn.actual_protocol_version();

@@ -3,6 +3,7 @@
 //! their own output (`write_tls`) and received plaintext (`reader`).
 
 use std::io::{self, Read as _, Write as _};
+use std::ops::DerefMut;
 use std::sync::Arc;
 
 use ::rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -35,7 +36,8 @@ use pki_types::{
 };
 use regress_measure::HarnessError;
 
-use crate::common::error::{with_context, Context as _};
+use super::queued::{self, Queued};
+use crate::common::error::Context as _;
 use crate::common::pins::TlsVersion;
 use crate::common::pins::{CipherSuite, NamedGroup as Group, Pins, SignatureScheme as Scheme};
 use crate::common::transport::Endpoint;
@@ -227,18 +229,16 @@ pub fn peer_chain(outputs: &Outputs) -> Option<Vec<CertificateDer<'static>>> {
     outputs.peer_certificates().map(<[_]>::to_vec)
 }
 
-/// One side of a connection. rustls 0.23 buffers its output and received
-/// plaintext itself, so a side is just the connection.
-#[derive(Debug)]
-pub struct Side<C> {
-    conn: C,
-}
+/// One side of a connection: rustls 0.23 keeps its input, its output
+/// records and the plaintext it received itself.
+pub type Side<C> = queued::Side<C, ()>;
 
 impl Side<ServerConnection> {
     /// A server connection waiting for a ClientHello (allocation only).
     pub fn server(config: &Arc<ServerConfig>) -> Result<Self, Error> {
-        Ok(Side {
+        Ok(queued::Side {
             conn: ServerConnection::new(config.clone())?,
+            input: (),
         })
     }
 }
@@ -247,105 +247,40 @@ impl Side<ClientConnection> {
     /// A client connection: `ClientConnection::new` picks the session to
     /// offer, generates the key share and queues the ClientHello.
     pub fn client(config: &Arc<ClientConfig>, name: ServerName<'static>) -> Result<Self, Error> {
-        Ok(Side {
+        Ok(queued::Side {
             conn: ClientConnection::new(config.clone(), name)?,
+            input: (),
         })
-    }
-
-    /// Encrypts `plaintext` into one record (`writer().write`) and hands
-    /// every queued record to `end` with one `write_tls` (one vectored
-    /// write): a record path's counted client step.
-    #[inline(always)]
-    pub fn send(&mut self, plaintext: &[u8], end: &mut Endpoint) -> Result<usize, HarnessError> {
-        let sent = match self.conn.writer().write(plaintext) {
-            Ok(n) => n,
-            Err(e) => return Err(with_context("client write", e)),
-        };
-        if let Err(e) = self.conn.write_tls(end) {
-            return Err(with_context("client write_tls", e));
-        }
-        Ok(sent)
     }
 }
 
-impl Side<ServerConnection> {
-    /// Reads what `end` holds (`read_tls`, at most 4 KiB per call, up to a
-    /// record's end), decrypts it (`process_new_packets`) and copies the
-    /// plaintext into `received` (`reader().read`): a record path's counted
-    /// server step. Returns the plaintext bytes read.
+impl<C, D> Queued for Side<C>
+where
+    C: DerefMut<Target = ConnectionCommon<D>>,
+    D: 'static,
+{
+    type Error = Error;
+
     #[inline(always)]
-    pub fn receive(
-        &mut self,
-        end: &mut Endpoint,
-        received: &mut [u8],
-    ) -> Result<usize, HarnessError> {
-        let mut got = 0;
-        while end.has_incoming() {
-            if let Err(e) = self.conn.read_tls(end) {
-                return Err(with_context("server read_tls", e));
-            }
-            match self.conn.process_new_packets() {
-                Ok(state) if state.plaintext_bytes_to_read() == 0 => {}
-                Ok(_) => match self.conn.reader().read(&mut received[got..]) {
-                    Ok(n) => got += n,
-                    Err(e) => return Err(with_context("server read", e)),
-                },
-                Err(e) => return Err(with_context("server process_new_packets", e)),
-            }
-        }
-        Ok(got)
+    fn read_tls(&mut self, end: &mut Endpoint) -> io::Result<usize> {
+        self.conn.read_tls(end)
     }
+
+    #[inline(always)]
+    fn process(&mut self) -> Result<usize, Error> {
+        Ok(self.conn.process_new_packets()?.plaintext_bytes_to_read())
+    }
+
+    queued_calls!();
 }
 
 impl<C, D> Side<C>
 where
-    C: std::ops::DerefMut<Target = ConnectionCommon<D>>,
+    C: DerefMut<Target = ConnectionCommon<D>>,
     D: 'static,
 {
-    /// Moves everything the connection has queued to send into `end`.
-    pub fn flush(&mut self, end: &mut Endpoint) -> io::Result<()> {
-        while self.conn.wants_write() {
-            self.conn.write_tls(end)?;
-        }
-        Ok(())
-    }
-
-    /// Feeds everything the peer sent to `end` into the connection:
-    /// `read_tls` (at most 4 KiB, or up to a record's end, per call), then
-    /// `process_new_packets`, until nothing is left.
-    pub fn deliver(&mut self, end: &mut Endpoint) -> Result<(), HarnessError> {
-        while end.has_incoming() {
-            // A read fails only when nothing is left, which the loop rules
-            // out; an error here is rustls refusing to buffer more.
-            self.conn.read_tls(end).context("read_tls")?;
-            self.conn
-                .process_new_packets()
-                .context("process_new_packets")?;
-        }
-        Ok(())
-    }
-
-    /// Whether the handshake is still going.
-    pub fn is_handshaking(&self) -> bool {
-        self.conn.is_handshaking()
-    }
-
-    /// Whether the connection has records it has not handed to the
-    /// transport.
-    pub fn wants_write(&self) -> bool {
-        self.conn.wants_write()
-    }
-
     /// What the connection negotiated.
     pub fn outputs(&self) -> &Outputs {
-        &self.conn
-    }
-}
-
-impl<C> std::ops::Deref for Side<C> {
-    type Target = C;
-
-    fn deref(&self) -> &C {
         &self.conn
     }
 }
@@ -364,26 +299,6 @@ pub fn verify_server(
     now: UnixTime,
 ) -> Result<ServerVerified, Error> {
     verifier.verify_server_cert(leaf, &[], name, &[], now)
-}
-
-/// Verifies a parsed leaf through `anchors` for server authentication at
-/// `now`.
-pub fn verify_leaf(
-    leaf: &webpki::EndEntityCert<'_>,
-    algorithms: &[&dyn SignatureVerificationAlgorithm],
-    anchors: &[pki_types::TrustAnchor<'_>],
-    now: UnixTime,
-) -> Result<(), webpki::Error> {
-    leaf.verify_for_usage(
-        algorithms,
-        anchors,
-        &[],
-        now,
-        Eku::server_auth(),
-        None,
-        None,
-    )
-    .map(|_| ())
 }
 
 /// The methods both verifier traits have: the two handshake-signature
@@ -465,29 +380,7 @@ impl ClientCertVerifier for Noting<ClientVerifier> {
     signature_checks!();
 }
 
-impl ClientSessionStore for TicketQueue {
-    fn set_kx_hint(&self, _: ServerName<'static>, _: NamedGroup) {}
-
-    fn kx_hint(&self, _: &ServerName<'_>) -> Option<NamedGroup> {
-        None
-    }
-
-    fn set_tls12_session(&self, _: ServerName<'static>, _: Tls12ClientSessionValue) {}
-
-    fn tls12_session(&self, _: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
-        None
-    }
-
-    fn remove_tls12_session(&self, _: &ServerName<'static>) {}
-
-    fn insert_tls13_ticket(&self, _: ServerName<'static>, ticket: Ticket) {
-        self.catch(ticket);
-    }
-
-    fn take_tls13_ticket(&self, _: &ServerName<'static>) -> Option<Ticket> {
-        self.offer()
-    }
-}
+ticket_queue_store!(ServerName, Tls12ClientSessionValue);
 
 /// The most plaintext one record carries, for a suite whose records carry
 /// `overhead` bytes of encryption overhead: a full 16 KiB.

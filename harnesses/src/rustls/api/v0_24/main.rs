@@ -9,14 +9,13 @@
 use std::io::{self, Write as _};
 use std::sync::Arc;
 
-use ::rustls024::client::danger::{ServerIdentity, ServerVerifier as _};
 use ::rustls024::crypto::{Identity, VerifiedIdentity};
 use ::rustls024::{ClientConfig, ClientConnection, Connection, ServerConfig, ServerConnection};
 use ::rustls024::{Error, VecInput};
-use pki_types::{ServerName, UnixTime};
+use pki_types::ServerName;
 use regress_measure::HarnessError;
 
-use super::{pki_types, Outputs, WebPkiServerVerifier};
+use super::{pki_types, Outputs};
 use crate::common::error::{ensure, with_context, Context as _};
 use crate::common::transport::Endpoint;
 
@@ -28,39 +27,17 @@ pub(super) fn peer_identity(outputs: &Outputs) -> Option<&Identity<'static>> {
     outputs.peer_identity().map(|verified| verified.identity())
 }
 
-/// `verify_identity` passed through (a server's certificate).
-macro_rules! server_identity_check {
-    () => {
+/// `verify_identity` passed through, for a verifier of `$side`'s
+/// certificates (`client`: of servers; `server`: of clients).
+macro_rules! identity_check {
+    ($side:ident, $identity:ident) => {
         fn verify_identity<'a>(
             &self,
-            identity: &::rustls024::client::danger::ServerIdentity<'a, '_>,
+            identity: &::rustls024::$side::danger::$identity<'a, '_>,
         ) -> Result<::rustls024::crypto::VerifiedIdentity<'a>, Error> {
             self.inner.verify_identity(identity)
         }
     };
-}
-
-/// `verify_identity` passed through (a client's certificate).
-macro_rules! client_identity_check {
-    () => {
-        fn verify_identity<'a>(
-            &self,
-            identity: &::rustls024::server::danger::ClientIdentity<'a, '_>,
-        ) -> Result<::rustls024::crypto::VerifiedIdentity<'a>, Error> {
-            self.inner.verify_identity(identity)
-        }
-    };
-}
-
-/// Verifies `identity` (the leaf) for `name` at `now`, as a rustls client
-/// does in a handshake (no intermediates, no OCSP response).
-pub fn verify_server(
-    verifier: &WebPkiServerVerifier,
-    identity: &Identity<'static>,
-    name: &ServerName<'static>,
-    now: UnixTime,
-) -> Result<ServerVerified, Error> {
-    verifier.verify_identity(&ServerIdentity::new(identity, name, now))
 }
 
 /// One side of a connection: the connection, the buffer of TLS data it

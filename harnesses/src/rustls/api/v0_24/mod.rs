@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use ::rustls024::client::danger::{
-    HandshakeSignatureValid, ServerVerifier, SignatureVerificationInput,
+    HandshakeSignatureValid, ServerIdentity, ServerVerifier, SignatureVerificationInput,
 };
 use ::rustls024::client::{ClientSessionKey, Tls12Session, Tls13Session};
 pub use ::rustls024::client::{
@@ -36,7 +36,9 @@ pub use ::rustls024::{
     HandshakeKind, RootCertStore, ServerConfig, ServerConnection, WantsVerifier,
 };
 use ::rustls024::{DistinguishedName, Tls12CipherSuite, Tls13CipherSuite};
-use pki_types::{CertificateDer, PrivateKeyDer, SignatureVerificationAlgorithm, UnixTime};
+use pki_types::{
+    CertificateDer, PrivateKeyDer, ServerName, SignatureVerificationAlgorithm, UnixTime,
+};
 use regress_measure::HarnessError;
 use rustls_aws_lc_rs::{self as provider, cipher_suite, kx_group};
 /// The webpki rustls 0.24 verifies with.
@@ -331,24 +333,15 @@ pub fn server_identity(leaf: &CertificateDer<'static>) -> LeafIdentity {
     Identity::X509(CertificateIdentity::new(leaf.clone(), Vec::new()))
 }
 
-/// Verifies a parsed leaf through `anchors` for server authentication at
-/// `now`.
-pub fn verify_leaf(
-    leaf: &webpki::EndEntityCert<'_>,
-    algorithms: &[&dyn SignatureVerificationAlgorithm],
-    anchors: &[pki_types::TrustAnchor<'_>],
+/// Verifies `identity` (the leaf) for `name` at `now`, as a rustls client
+/// does in a handshake (no intermediates, no OCSP response).
+pub fn verify_server(
+    verifier: &WebPkiServerVerifier,
+    identity: &LeafIdentity,
+    name: &ServerName<'static>,
     now: UnixTime,
-) -> Result<(), webpki::Error> {
-    leaf.verify_for_usage(
-        algorithms,
-        anchors,
-        &[],
-        now,
-        &Eku::server_auth(),
-        None,
-        None,
-    )
-    .map(|_| ())
+) -> Result<ServerVerified, Error> {
+    verifier.verify_identity(&ServerIdentity::new(identity, name, now))
 }
 
 /// Notes the scheme of `input`'s signature if `verified`.
@@ -361,7 +354,7 @@ fn noted<V: ?Sized>(
 }
 
 impl ServerVerifier for Noting<WebPkiServerVerifier> {
-    server_identity_check!();
+    identity_check!(client, ServerIdentity);
 
     fn verify_tls12_signature(&self, input: &SignatureVerificationInput<'_>) -> Verified {
         noted(self, input, self.inner.verify_tls12_signature(input))
@@ -393,7 +386,7 @@ impl ServerVerifier for Noting<WebPkiServerVerifier> {
 }
 
 impl ClientVerifierTrait for Noting<ClientVerifier> {
-    client_identity_check!();
+    identity_check!(server, ClientIdentity);
 
     fn verify_tls12_signature(&self, input: &SignatureVerificationInput<'_>) -> Verified {
         noted(self, input, self.inner.verify_tls12_signature(input))
@@ -424,29 +417,7 @@ impl ClientVerifierTrait for Noting<ClientVerifier> {
     }
 }
 
-impl ClientSessionStore for TicketQueue {
-    fn set_kx_hint(&self, _: ClientSessionKey<'static>, _: NamedGroup) {}
-
-    fn kx_hint(&self, _: &ClientSessionKey<'_>) -> Option<NamedGroup> {
-        None
-    }
-
-    fn set_tls12_session(&self, _: ClientSessionKey<'static>, _: Tls12Session) {}
-
-    fn tls12_session(&self, _: &ClientSessionKey<'_>) -> Option<Tls12Session> {
-        None
-    }
-
-    fn remove_tls12_session(&self, _: &ClientSessionKey<'static>) {}
-
-    fn insert_tls13_ticket(&self, _: ClientSessionKey<'static>, ticket: Ticket) {
-        self.catch(ticket);
-    }
-
-    fn take_tls13_ticket(&self, _: &ClientSessionKey<'static>) -> Option<Ticket> {
-        self.offer()
-    }
-}
+ticket_queue_store!(ClientSessionKey, Tls12Session);
 
 /// The IANA codes of `provider`'s cipher suites, TLS 1.2 then TLS 1.3.
 #[cfg(test)]
@@ -454,4 +425,62 @@ pub fn suites_of(provider: &CryptoProvider) -> Vec<u16> {
     let tls12 = provider.tls12_cipher_suites.iter().map(|s| s.common.suite);
     let tls13 = provider.tls13_cipher_suites.iter().map(|s| s.common.suite);
     tls12.chain(tls13).map(u16::from).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::Handshake;
+    use crate::rustls::config::FixedTime;
+    use crate::rustls::rng::DETERMINISTIC_RANDOM;
+
+    /// rustls 0.24 pins the version through the suites alone: the builders
+    /// refuse a provider that would offer another version than the pinned
+    /// one, or both.
+    #[test]
+    fn builders_refuse_a_provider_of_another_version() {
+        let tls13 = Handshake::RSA4096.profile().pins;
+        let tls12 = Handshake::ALL[4].profile().pins;
+        let time: Arc<dyn TimeProvider> = Arc::new(FixedTime);
+        let only12 = Arc::new(pinned_provider(&tls12, &DETERMINISTIC_RANDOM));
+        let only13 = Arc::new(pinned_provider(&tls13, &DETERMINISTIC_RANDOM));
+        let mut both = pinned_provider(&tls13, &DETERMINISTIC_RANDOM);
+        both.tls12_cipher_suites = only12.tls12_cipher_suites.clone();
+        let both = Arc::new(both);
+        for (provider, pins, ok) in [
+            (&only13, &tls13, true),
+            (&only12, &tls12, true),
+            (&only12, &tls13, false),
+            (&only13, &tls12, false),
+            (&both, &tls13, false),
+            (&both, &tls12, false),
+        ] {
+            assert_eq!(server_builder(provider, &time, pins).is_ok(), ok);
+            let client = client_builder(provider, &time, pins);
+            match client {
+                Ok(_) => assert!(ok),
+                Err(error) => {
+                    assert!(!ok);
+                    assert!(error.to_string().contains("do not pin"), "{error}");
+                }
+            }
+        }
+    }
+
+    /// The certificate algorithms are the provider's default list: every one
+    /// the provider's own verifier uses for the test PKIs is there.
+    #[test]
+    fn certificate_algorithms_cover_the_test_pkis() {
+        for algorithm in [
+            provider::RSA_PKCS1_2048_8192_SHA256,
+            provider::ECDSA_P256_SHA256,
+            provider::RSA_PSS_2048_8192_SHA256_LEGACY_KEY,
+        ] {
+            let id = (algorithm.public_key_alg_id(), algorithm.signature_alg_id());
+            assert!(CERTIFICATE_ALGORITHMS
+                .iter()
+                .any(|a| (a.public_key_alg_id(), a.signature_alg_id()) == id));
+        }
+        assert_eq!(CERTIFICATE_ALGORITHMS.len(), 19);
+    }
 }
