@@ -65,15 +65,11 @@ impl Tls for Rustls {
     }
 
     /// For each write, the client encrypting the plaintext into one record
-    /// and handing it to the transport (`api::Side::send`: 0.23's
-    /// `writer().write` then `write_tls`), and the server reading it (at most
+    /// and handing it to the transport, and the server reading it (at most
     /// 4 KiB per read, growing its buffer to a record's size), decrypting it
-    /// and copying the plaintext into `received` (`api::Side::receive`:
-    /// 0.23's `read_tls`, `process_new_packets` and `reader().read`).
-    ///
-    /// Written for a small footprint: with 1 KiB writes the loop runs 1,024
-    /// times, so each of its own instructions is 0.01 % of the region. Error
-    /// paths are out of line.
+    /// and copying the plaintext into `received`: `api::transfer`, whose
+    /// loop is written for a small footprint (0.23: `writer().write`,
+    /// `write_tls`, `read_tls`, `process_new_packets`, `reader().read`).
     fn transfer(
         pair: &mut Pair,
         payload: &[u8],
@@ -86,14 +82,9 @@ impl Tls for Rustls {
             client_end,
             server_end,
         } = pair;
-        let mut sent = 0;
-        let mut got = 0;
-        while sent < payload.len() {
-            let end = payload.len().min(sent + write_size);
-            sent += client.send(&payload[sent..end], client_end)?;
-            got += server.receive(server_end, &mut received[got..])?;
-        }
-        Ok(got)
+        api::transfer(
+            client, server, client_end, server_end, payload, write_size, received,
+        )
     }
 
     fn in_flight(pair: &Pair) -> (usize, usize) {

@@ -145,6 +145,9 @@ fn parse(der: &ChainDer) -> Result<(EndEntityCert<'_>, TrustAnchor<'_>), Harness
 
 /// The parsed leaf verifies through the parsed anchor for server
 /// authentication at the fixed time, and is valid for `localhost`.
+// webpki 0.104 (rustls 0.24) takes the usage as `&dyn`, 0.103 (rustls
+// 0.23) as `impl` (which a reference also is): one borrow serves both.
+#[allow(clippy::needless_borrows_for_generic_args)]
 fn check_parsed(
     setup: &ParseSetup,
     leaf: &EndEntityCert<'_>,

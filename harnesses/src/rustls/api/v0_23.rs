@@ -36,6 +36,7 @@ use pki_types::{
 };
 use regress_measure::HarnessError;
 
+pub use super::queued::transfer;
 use super::queued::{self, Queued};
 use crate::common::error::Context as _;
 use crate::common::pins::TlsVersion;

@@ -13,6 +13,7 @@ use ::rustls024::{ClientConfig, ClientConnection, Connection, ServerConfig, Serv
 use ::rustls024::{Error, VecInput};
 use pki_types::ServerName;
 
+pub use super::super::queued::transfer;
 use super::super::queued::{self, Queued};
 use super::{pki_types, Outputs};
 use crate::common::transport::Endpoint;
