@@ -18,8 +18,9 @@
 //! - config building: [`pinned_provider`], the builders with the pinned
 //!   version, the webpki verifiers, loading a chain and key, tickets;
 //! - [`Side`]: one connection with the buffers its generation needs, and
-//!   the IO over the shared transport (`flush`, `deliver`, and the counted
-//!   record steps `send` and `receive`);
+//!   the IO over the shared transport (`flush`, `deliver`); [`transfer`],
+//!   the record paths' counted loop (0.23 and the 0.24.0-dev.1 release share
+//!   theirs in `queued`, whose IO differs only in where read data waits);
 //! - what checks read ([`sni`], [`peer_chain`]);
 //! - the trait impls the harnesses' own types need: the noting verifiers
 //!   (`super::verify`), the ticket queue's session store

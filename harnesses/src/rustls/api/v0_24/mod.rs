@@ -6,7 +6,7 @@
 //!
 //! The release on crates.io (0.24.0-dev.1) and rustls main after it (still
 //! versioned 0.24.0-dev.1) differ in their IO and in what a verifier
-//! returns; [`release`] and [`main`] hold those differences.
+//! returns; `release` and `main` hold those differences.
 
 use std::borrow::Cow;
 use std::sync::Arc;
