@@ -44,6 +44,7 @@ pub mod compile;
 pub mod dirs;
 pub mod error;
 pub mod export;
+pub mod features;
 pub mod generate;
 pub mod git;
 pub mod library;

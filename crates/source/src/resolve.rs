@@ -167,14 +167,23 @@ pub fn requirements<'m>(
     for node in &resolve.nodes {
         let dependent = &metadata[&node.id];
         for edge in &node.deps {
-            if metadata[&edge.pkg].name.as_str() != name {
+            let resolved = &metadata[&edge.pkg];
+            if resolved.name.as_str() != name {
                 continue;
             }
             let kinds: Vec<DependencyKind> = edge.dep_kinds.iter().map(|info| info.kind).collect();
             for dependency in &dependent.dependencies {
                 let counts =
                     dependency.kind != DependencyKind::Development || members.contains(&node.id);
-                if dependency.name == name && counts && kinds.contains(&dependency.kind) {
+                // A package can require two versions of a crate (the
+                // harnesses: rustls 0.23, and 0.24 renamed and optional):
+                // this edge resolved through the requirement its version
+                // meets, not the other one.
+                if dependency.name == name
+                    && counts
+                    && kinds.contains(&dependency.kind)
+                    && dependency.req.matches(&resolved.version)
+                {
                     found.push((dependent, &dependency.req));
                 }
             }
