@@ -167,11 +167,15 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
             if harness["verdict"] != "regressed" {
                 problems.push(format!("{name}: {}", harness["verdict"]));
             }
-        } else if name.ends_with("::config_build") {
+        } else {
             // The spin moves s2n-tls's code and data by a few bytes, and
             // glibc's string functions count a few instructions more or less
-            // on the moved strings (measured: +41, all in `__strncmp_avx2`
-            // and `__memcmp_avx2_movbe`). Layout noise, in glibc only.
+            // on the moved strings: layout noise, in glibc only. Measured:
+            // config_build +41 in `__strncmp_avx2` and `__memcmp_avx2_movbe`
+            // here; on the CI runner every handshake +18 to +31 in
+            // `__strcmp_avx2` and `__memcmp_avx2_movbe`, config_build -26.
+            // Anything in another origin, or more than 100 instructions, is
+            // a finding.
             let noise: i64 = functions
                 .iter()
                 .map(|f| f["delta"].as_i64().expect("delta").abs())
@@ -182,18 +186,13 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
                         .as_str()
                         .is_some_and(|file| file.starts_with("./"))
             });
-            if !in_glibc || noise > 100 {
+            if !in_glibc || noise > 100 || harness["delta"].as_i64().is_none_or(|d| d.abs() > 100) {
                 problems.push(format!(
-                    "{name}: more than layout noise in glibc: {functions:?}"
+                    "{name}: more than layout noise in glibc (delta {}): {:?}",
+                    harness["delta"],
+                    &functions[..functions.len().min(5)]
                 ));
             }
-        } else if !functions.is_empty() || harness["delta"] != 0 {
-            problems.push(format!(
-                "{name}: {} changed functions (delta {}), none expected: {:?}",
-                functions.len(),
-                harness["delta"],
-                &functions[..functions.len().min(5)]
-            ));
         }
     }
     assert!(
