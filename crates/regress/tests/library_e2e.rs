@@ -6,9 +6,9 @@
 //! Commit 1 is the release this workspace locks; commit 2 adds a known
 //! `noinline` loop to `s2n_sendv_with_offset`, which only application-data
 //! sending runs. The diff must name that function on every s2n-tls record
-//! harness with exactly its cost, show no changed function on the handshakes
-//! and resumption once names are normalised (config_build: a few
-//! instructions of glibc layout noise at most), exit with the regression
+//! harness with exactly its cost, show no changed function outside glibc on
+//! the other harnesses once names are normalised (a few instructions of
+//! glibc layout noise at most), exit with the regression
 //! code, and leave the library's repository byte for byte as it was (work
 //! tree, index, stash, untracked files).
 //!
