@@ -205,6 +205,9 @@ pub enum SourceError {
     },
 
     #[error(transparent)]
+    NotCovered(#[from] crate::features::NotCovered),
+
+    #[error(transparent)]
     Process(#[from] ProcessError),
 }
 
