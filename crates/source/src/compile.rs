@@ -55,10 +55,11 @@ pub struct BuiltHarnesses {
     pub log: PathBuf,
 }
 
-/// Builds [`harness_build_args`] in `scratch` into `target_dir`, with
-/// `extra` cargo arguments (`--config` values that keep the scratch copy's
-/// artifacts apart from the workspace's own, `--features` a library version
-/// needs).
+/// Builds [`harness_build_args`] in `scratch` into `target_dir`, with the
+/// scratch copy's patches and harness features (the build must see the
+/// graph the patches were verified in), and `extra` cargo arguments
+/// (`--config` values that keep the scratch copy's artifacts apart from
+/// the workspace's own).
 pub fn build_harnesses(
     scratch: &ScratchWorkspace,
     dirs: &SourceDirs,
@@ -76,6 +77,7 @@ pub fn build_harnesses(
         target_dir.to_string_lossy().into_owned(),
     ]);
     args.extend(scratch.cargo_args().iter().cloned());
+    args.extend(scratch.feature_args());
     args.extend(extra.iter().cloned());
     let program = scratch.cargo().program(scratch.root(), &args);
     let finished = process::run(

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use regress_measure::{Harness, HarnessError};
 
-use super::api::{self, ClientConfig, ServerConfig};
+use super::api::{ClientConfig, ServerConfig};
 use super::check::check_handshake;
 use super::config::{client_config, server_config, Configs, Pinned};
 use super::verify::NotingServerVerifier;
@@ -56,11 +56,6 @@ impl Harness for ConfigBuild {
     type Setup = ConfigBuildSetup;
     type Input = ();
     type Output = BuiltConfigs;
-
-    /// The rustls version built in: `Cargo.lock` holds both generations.
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
-        vec![api::version()]
-    }
 
     fn setup(&self) -> Result<ConfigBuildSetup, HarnessError> {
         let profile = Handshake::RSA4096.profile();

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use regress_measure::{Harness, HarnessError};
 
-use super::api::{self, ClientConfig, Resumption, Ticket, Tls12Resumption};
+use super::api::{ClientConfig, Resumption, Ticket, Tls12Resumption};
 use super::check::check_handshake;
 use super::config::Configs;
 use super::transport::{Accepting, Pair};
@@ -146,11 +146,6 @@ impl Harness for SessionResumption {
     type Setup = ResumptionSetup;
     type Input = Accepting;
     type Output = Pair;
-
-    /// The rustls version built in: `Cargo.lock` holds both generations.
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
-        vec![api::version()]
-    }
 
     fn setup(&self) -> Result<ResumptionSetup, HarnessError> {
         let offered = Arc::new(TicketQueue::new(true));

@@ -91,11 +91,6 @@ impl Tls for Rustls {
         pair.in_flight()
     }
 
-    /// The rustls version built in: `Cargo.lock` holds both generations.
-    fn runtime_libraries() -> Vec<(String, String)> {
-        vec![api::version()]
-    }
-
     /// The client has no record it never sent.
     fn check_transfer(pair: &Pair) -> Result<(), HarnessError> {
         ensure(!pair.client.wants_write(), || {

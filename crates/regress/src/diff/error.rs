@@ -5,54 +5,15 @@ use std::path::PathBuf;
 
 use super::Side;
 
+/// The checks of the refs a diff names are `regress-source`'s, shared with
+/// `--library`: their errors arrive as [`DiffError::Source`].
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
-    #[error(
-        "the {side} ref {reference:?} starts with `-`, so git would read it as an option.\n  \
-         Name the commit another way: its hash, or a full ref such as refs/heads/<branch>."
-    )]
-    RefLooksLikeOption { side: Side, reference: String },
-
-    #[error("the {side} ref is empty; name a branch, tag or commit")]
-    EmptyRef { side: Side },
-
-    #[error(
-        "the {side} ref {reference:?} does not name a commit in {repo}{detail}.\n  \
-         Check the spelling (`git log --oneline -5 {reference}`); for a remote branch, \
-         fetch it first (`git fetch origin <branch>`)."
-    )]
-    RefNotFound {
-        side: Side,
-        reference: String,
-        repo: PathBuf,
-        detail: String,
-    },
-
-    #[error(
-        "{base} ({base_commit}) and {head} ({head_commit}) have no common history: \
-         there is no merge base, so a diff would compare two unrelated projects.{hint}"
-    )]
-    UnrelatedHistories {
-        base: String,
-        base_commit: String,
-        head: String,
-        head_commit: String,
-        hint: &'static str,
-    },
-
     #[error(
         "{dir} is not inside a git repository ({detail}).\n  \
          Run `regress diff` from the project's checkout."
     )]
     NotARepository { dir: PathBuf, detail: String },
-
-    #[error("`git {args}` failed ({status}) in {dir}: {stderr}")]
-    Git {
-        args: String,
-        dir: PathBuf,
-        status: String,
-        stderr: String,
-    },
 
     #[error(
         "the {side} commit {commit}: {source}\n  \

@@ -32,6 +32,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use regress_source::features::check_coverage;
 use regress_source::{
     build_harnesses, export, Checkout, Library, Options, PatchSet, Revision as SourceRevision,
     RevisionRequest, ScratchWorkspace, Side as SourceSide, SourceDirs,
@@ -49,7 +50,6 @@ use super::shard::Shard;
 use super::sources::{self, LibrarySides, Sources};
 use super::Side;
 use crate::discover::{self, PROGRAM};
-use crate::measure::fingerprint::library_versions;
 use crate::measure::valgrind::Valgrind;
 use crate::report::events::{DiffStep, Event, Listener};
 use crate::workspace::Workspace;
@@ -228,15 +228,22 @@ impl LibraryPlan {
         let bin_dir = RemoveOnDrop(dirs.state().join("bin"));
         let _ = std::fs::remove_dir_all(&bin_dir.0);
 
-        let mut sides = Vec::new();
+        // Both sides' sources first: a version the harnesses do not cover,
+        // on either side, is refused before anything is built.
         let mut described: Vec<(Vec<PatchSet>, String)> = Vec::new();
         for side in Side::BOTH {
             interrupt::check()?;
             let (sets, key) = self.patch_sets(side, &dirs)?;
+            check_coverage(&sets).map_err(regress_source::SourceError::from)?;
+            described.push((sets, key));
+        }
+        let mut sides = Vec::new();
+        for (side, (sets, key)) in Side::BOTH.into_iter().zip(&described) {
+            interrupt::check()?;
             sides.push(self.build_side(
                 side,
-                &sets,
-                &key,
+                sets,
+                key,
                 &dirs,
                 &target_dir,
                 &bin_dir.0,
@@ -245,7 +252,6 @@ impl LibraryPlan {
                 &outputs,
                 listener,
             )?);
-            described.push((sets, key));
         }
         let (harnesses, not_measured) = self.select(&sides, listener)?;
         let revisions = self.revisions(&described);
@@ -263,7 +269,8 @@ impl LibraryPlan {
             &outputs,
             listener,
         )?;
-        report.sources = Some(self.sources(&described, not_measured)?);
+        let base_program = &sides[0].binary;
+        report.sources = Some(self.sources(&described, base_program, not_measured)?);
         Ok(report)
     }
 
@@ -312,22 +319,25 @@ impl LibraryPlan {
         // both sides may be the same combination (BASE and HEAD name one
         // revision), and the runner only needs its Cargo.lock, read below.
         let scratch = ScratchWorkspace::prepare(dirs, sets, &self.options)?;
-        let label = if sets.is_empty() {
+        let mut label = if sets.is_empty() {
             "the released crates".to_owned()
         } else {
             regress_source::patch::describe(sets)
         };
+        if !scratch.features().is_empty() {
+            label.push_str(&format!(" (--features {})", scratch.features().join(",")));
+        }
         listener.event(Event::Diff(DiffStep::Building {
             side: side.name(),
             commit: &label,
             worktree: &self.workspace.display_path(scratch.root()),
         }));
         // The scratch copies share artifact names with this workspace's own
-        // build of its crates; renaming keeps them apart (see `build`).
-        // HARNESS-FEATURES: the harnesses' cargo features for these library
-        // versions (rustls 0.24, older s2n-tls) are to be added to `extra`
-        // as `--features` from `regress_source::features::harness_features(sets)`
-        // once the harness-versions branch provides it.
+        // build of its crates; renaming keeps them apart (see `build`). The
+        // harnesses' features for these library versions (rustls 0.24:
+        // `harnesses/rustls-0-24`, from `harness_features`, coverage checked
+        // in `run_interruptible`) are the scratch copy's: its graph was
+        // verified with them, and `build_harnesses` passes them.
         let extra = match isolation(scratch.root())? {
             Isolation::Renamed(config) => config,
             Isolation::NeedsOwnTargetDir { .. } => Vec::new(),
@@ -422,13 +432,17 @@ impl LibraryPlan {
         [base, head]
     }
 
-    /// What the report says about the libraries.
+    /// What the report says about the libraries; the released side's crates
+    /// are the versions its program says it links (`base_program`).
     fn sources(
         &self,
         described: &[(Vec<PatchSet>, String)],
+        base_program: &Path,
         not_measured: Vec<String>,
     ) -> Result<Sources, DiffError> {
-        let locked = library_versions(&self.workspace.cargo_lock())?;
+        let released = crate::toolchain::of(base_program)
+            .map_err(crate::Error::from)?
+            .libraries;
         let mut libraries = Vec::new();
         for source in &self.sources {
             let library = source.checkout.library();
@@ -453,7 +467,7 @@ impl LibraryPlan {
                         .crates
                         .iter()
                         .filter_map(|spec| {
-                            locked
+                            released
                                 .get(spec.name)
                                 .map(|version| format!("{} {version}", spec.name))
                         })

@@ -16,10 +16,11 @@ use crate::error::{Error, Result};
 use crate::harness_name::HarnessName;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec};
-use crate::measure::fingerprint::{self, Fingerprint, Toolchain};
+use crate::measure::fingerprint::Fingerprint;
 use crate::measure::measurement::{Measurement, MEASUREMENT_SCHEMA};
 use crate::measure::scratch::ScratchDir;
 use crate::measure::valgrind::{Method, Valgrind};
+use crate::toolchain::Built;
 use crate::workspace::Workspace;
 
 static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
@@ -34,22 +35,20 @@ pub struct Runner {
     pub workspace: Workspace,
     pub valgrind: Valgrind,
     pub timeout: Duration,
-    libraries: BTreeMap<String, String>,
     outputs: PathBuf,
-    /// The compilers of each measured program, read once per program.
-    toolchains: Arc<Mutex<BTreeMap<PathBuf, Toolchain>>>,
+    /// How each measured program was built (its compilers and crate
+    /// versions), read once per program.
+    builds: Arc<Mutex<BTreeMap<PathBuf, Built>>>,
 }
 
 impl Runner {
     pub fn new(workspace: Workspace, valgrind: Valgrind, timeout: Duration) -> Result<Runner> {
-        let libraries = fingerprint::library_versions(&workspace.cargo_lock())?;
         Ok(Runner {
             outputs: workspace.perf_outputs_dir(),
             workspace,
             valgrind,
             timeout,
-            libraries,
-            toolchains: Arc::default(),
+            builds: Arc::default(),
         })
     }
 
@@ -104,18 +103,19 @@ impl Runner {
         result
     }
 
-    /// The compilers and linker that built `binary`, read once.
-    fn toolchain(&self, binary: &Path) -> Result<Toolchain> {
+    /// How `binary` was built (compilers, linker, crate versions), read
+    /// once.
+    fn built(&self, binary: &Path) -> Result<Built> {
         let mut known = self
-            .toolchains
+            .builds
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(toolchain) = known.get(binary) {
-            return Ok(toolchain.clone());
+        if let Some(built) = known.get(binary) {
+            return Ok(built.clone());
         }
-        let toolchain = crate::toolchain::of(binary)?;
-        known.insert(binary.to_path_buf(), toolchain.clone());
-        Ok(toolchain)
+        let built = crate::toolchain::of(binary)?;
+        known.insert(binary.to_path_buf(), built.clone());
+        Ok(built)
     }
 
     fn child<'a>(
@@ -193,13 +193,18 @@ impl Runner {
             });
         }
 
-        let mut libraries = self.libraries.clone();
+        // The versions the program was built with, and what it loads at run
+        // time (the system's libssl).
+        let Built {
+            toolchain,
+            mut libraries,
+        } = self.built(binary)?;
         libraries.extend(last.report.runtime_libraries.clone());
         let fingerprint = Fingerprint::new(
             &self.valgrind,
             last.report.cpu_features.clone(),
             libraries,
-            self.toolchain(binary)?,
+            toolchain,
         );
         self.write_outputs(
             Outcome {
@@ -395,9 +400,8 @@ mod tests {
             workspace: workspace.clone(),
             valgrind: crate::fixtures::valgrind("3.24.0"),
             timeout: Duration::from_secs(1),
-            libraries: BTreeMap::new(),
             outputs: workspace.perf_outputs_dir(),
-            toolchains: Arc::default(),
+            builds: Arc::default(),
         }
         .with_output_dir(&elsewhere);
         let profile = dir.path().join("region.cachegrind.out");

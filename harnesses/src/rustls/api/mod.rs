@@ -75,10 +75,3 @@ pub use v0_23::*;
 mod v0_24;
 #[cfg(feature = "rustls-0-24")]
 pub use v0_24::*;
-
-/// The rustls version the harnesses were built against, for
-/// `Harness::runtime_libraries`: with both generations in `Cargo.lock`, the
-/// lock alone does not say which one a build measured.
-pub fn version() -> (String, String) {
-    ("rustls".to_owned(), VERSION.to_owned())
-}

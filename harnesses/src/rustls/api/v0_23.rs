@@ -45,9 +45,6 @@ use crate::common::transport::Endpoint;
 use crate::rustls::resumption::TicketQueue;
 use crate::rustls::verify::Noting;
 
-/// The rustls version (`Cargo.lock`'s 0.23 entry, read by `build.rs`).
-pub const VERSION: &str = env!("REGRESS_RUSTLS_VERSION");
-
 /// What a connection reports it negotiated.
 pub type Outputs = CommonState;
 /// A TLS 1.3 ticket as a client keeps it.

@@ -63,9 +63,6 @@ mod main;
 #[cfg(feature = "rustls-0-24-main")]
 pub use main::*;
 
-/// The rustls version (`Cargo.lock`'s 0.24 entry, read by `build.rs`).
-pub const VERSION: &str = env!("REGRESS_RUSTLS_VERSION");
-
 /// A TLS 1.3 ticket as a client keeps it.
 pub type Ticket = Tls13Session;
 /// The client-certificate verifier an mTLS server wraps.
