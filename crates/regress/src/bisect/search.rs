@@ -181,9 +181,18 @@ mod tests {
 
     #[test]
     fn skipped_revisions_are_stepped_around() {
-        // The step at 5, 4 does not build: found all the same.
-        let (outcome, _) = run(8, Some(5), &[4]);
+        // The step at 5, 3 does not build: found all the same.
+        let (outcome, _) = run(8, Some(5), &[3]);
         assert_eq!(outcome, Outcome::Found(5));
+        // The step at 5 and 4 before it does not build: 4 or 5.
+        let (outcome, _) = run(8, Some(5), &[4]);
+        assert_eq!(
+            outcome,
+            Outcome::Undecided {
+                candidates: vec![4, 5],
+                moved_known: true
+            }
+        );
         // The step at 5 and 5 does not build: 5 or 6.
         let (outcome, _) = run(8, Some(5), &[5]);
         assert_eq!(
