@@ -39,16 +39,16 @@ pub enum BisectError {
     Unexpected { what: String },
 
     #[error(transparent)]
-    Revision(#[from] crate::revision::RevisionError),
+    Revision(Box<crate::revision::RevisionError>),
 
     #[error(transparent)]
-    Source(#[from] regress_source::SourceError),
+    Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
     Runner(#[from] crate::Error),
 
     #[error(transparent)]
-    Diff(#[from] crate::diff::DiffError),
+    Diff(Box<crate::diff::DiffError>),
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
@@ -64,3 +64,20 @@ pub enum BisectError {
         source: std::io::Error,
     },
 }
+
+/// The large errors are boxed, so every `Result` of a bisect stays small.
+macro_rules! boxed_from {
+    ($($variant:ident($error:ty)),*) => {$(
+        impl From<$error> for BisectError {
+            fn from(error: $error) -> BisectError {
+                BisectError::$variant(Box::new(error))
+            }
+        }
+    )*};
+}
+
+boxed_from!(
+    Revision(crate::revision::RevisionError),
+    Source(regress_source::SourceError),
+    Diff(crate::diff::DiffError)
+);

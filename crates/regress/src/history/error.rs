@@ -31,16 +31,16 @@ pub enum HistoryError {
     Store(#[from] super::store::StoreError),
 
     #[error(transparent)]
-    Revision(#[from] crate::revision::RevisionError),
+    Revision(Box<crate::revision::RevisionError>),
 
     #[error(transparent)]
-    Bisect(#[from] crate::bisect::BisectError),
+    Bisect(Box<crate::bisect::BisectError>),
 
     #[error(transparent)]
-    Source(#[from] regress_source::SourceError),
+    Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
-    Diff(#[from] crate::diff::DiffError),
+    Diff(Box<crate::diff::DiffError>),
 
     #[error(transparent)]
     Runner(#[from] crate::Error),
@@ -59,3 +59,21 @@ pub enum HistoryError {
         source: std::io::Error,
     },
 }
+
+/// The large errors are boxed, so every `Result` of a history stays small.
+macro_rules! boxed_from {
+    ($($variant:ident($error:ty)),*) => {$(
+        impl From<$error> for HistoryError {
+            fn from(error: $error) -> HistoryError {
+                HistoryError::$variant(Box::new(error))
+            }
+        }
+    )*};
+}
+
+boxed_from!(
+    Revision(crate::revision::RevisionError),
+    Bisect(crate::bisect::BisectError),
+    Source(regress_source::SourceError),
+    Diff(crate::diff::DiffError)
+);

@@ -41,6 +41,9 @@ use crate::measure::valgrind::Valgrind;
 use crate::revision::{self, Builder, Built, LibraryRevisions, Program, PublishedVersions};
 use crate::workspace::Workspace;
 
+/// A revision and, for a commit, its title.
+type Titled = (String, Option<String>);
+
 /// The folder of committed histories in a workspace.
 pub fn history_root(workspace: &Path) -> PathBuf {
     workspace.join("history")
@@ -137,7 +140,7 @@ impl Plan {
                         *index == last
                             || match (&tagged, request.every) {
                                 (Some(tagged), _) => tagged.contains(&revision.commit),
-                                (None, Some(every)) => (*index as u64) % every == 0,
+                                (None, Some(every)) => (*index as u64).is_multiple_of(every),
                                 (None, None) => true,
                             }
                     })
@@ -229,63 +232,62 @@ impl Plan {
             progress("another bisect or history holds target/regress-revisions/; waiting")
         })?;
         let dirs = SourceDirs::new(root)?;
-        let (builder, revisions): (Box<dyn Builder>, Vec<(String, Option<String>)>) =
-            match &self.source {
-                Source::Stored => return Ok(HistoryResult::default()),
-                Source::Published(range) => {
-                    let Some(builder) = PublishedVersions::new(
-                        self.library,
-                        dirs,
-                        self.target_dir.as_deref(),
-                        self.options,
-                    )?
-                    else {
-                        return Err(HistoryError::Request(format!(
-                            "{} has no published versions the harnesses say they cover",
-                            self.library
-                        )));
-                    };
-                    progress(&format!(
-                        "asking cargo which versions of {} crates.io has in {range}",
-                        builder.krate()
-                    ));
-                    let found = versions::published(
-                        root,
-                        &state.join("probe"),
-                        builder.krate(),
-                        range,
-                        &self.options,
-                    )?;
-                    if found.is_empty() {
-                        return Err(HistoryError::NoPublishedVersion {
-                            krate: builder.krate().to_owned(),
-                            range: range.to_string(),
-                        });
-                    }
-                    progress(&format!(
-                        "published: {}",
-                        found
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                    let revisions = found.iter().map(|v| (v.to_string(), None)).collect();
-                    (Box::new(builder), revisions)
+        let (builder, revisions): (Box<dyn Builder>, Vec<Titled>) = match &self.source {
+            Source::Stored => return Ok(HistoryResult::default()),
+            Source::Published(range) => {
+                let Some(builder) = PublishedVersions::new(
+                    self.library,
+                    dirs,
+                    self.target_dir.as_deref(),
+                    self.options,
+                )?
+                else {
+                    return Err(HistoryError::Request(format!(
+                        "{} has no published versions the harnesses say they cover",
+                        self.library
+                    )));
+                };
+                progress(&format!(
+                    "asking cargo which versions of {} crates.io has in {range}",
+                    builder.krate()
+                ));
+                let found = versions::published(
+                    root,
+                    &state.join("probe"),
+                    builder.krate(),
+                    range,
+                    &self.options,
+                )?;
+                if found.is_empty() {
+                    return Err(HistoryError::NoPublishedVersion {
+                        krate: builder.krate().to_owned(),
+                        range: range.to_string(),
+                    });
                 }
-                Source::Revisions { checkout, commits } => (
-                    Box::new(LibraryRevisions::new(
-                        checkout.clone(),
-                        dirs,
-                        self.target_dir.as_deref(),
-                        self.options,
-                    )?),
-                    commits
+                progress(&format!(
+                    "published: {}",
+                    found
                         .iter()
-                        .map(|(commit, title)| (commit.clone(), Some(title.clone())))
-                        .collect(),
-                ),
-            };
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+                let revisions = found.iter().map(|v| (v.to_string(), None)).collect();
+                (Box::new(builder), revisions)
+            }
+            Source::Revisions { checkout, commits } => (
+                Box::new(LibraryRevisions::new(
+                    checkout.clone(),
+                    dirs,
+                    self.target_dir.as_deref(),
+                    self.options,
+                )?),
+                commits
+                    .iter()
+                    .map(|(commit, title)| (commit.clone(), Some(title.clone())))
+                    .collect(),
+            ),
+        };
         let mut walk = Walk {
             plan: self,
             builder: builder.as_ref(),

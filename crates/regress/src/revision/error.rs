@@ -27,7 +27,7 @@ pub enum RevisionError {
     },
 
     #[error(transparent)]
-    Source(#[from] regress_source::SourceError),
+    Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
     Runner(#[from] crate::Error),
@@ -37,6 +37,12 @@ pub enum RevisionError {
 
     #[error(transparent)]
     Diff(Box<crate::diff::DiffError>),
+}
+
+impl From<regress_source::SourceError> for RevisionError {
+    fn from(error: regress_source::SourceError) -> RevisionError {
+        RevisionError::Source(Box::new(error))
+    }
 }
 
 impl From<crate::diff::DiffError> for RevisionError {
