@@ -270,7 +270,7 @@ fn bad_bisect_input_is_refused_before_anything_is_built() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("is not a harness name"));
     Snapshot::take(&s2n).assert_same(&before);
     assert!(
-        !project.join("target").exists() && !project.join("perf_outputs").exists(),
+        !project.join("target").exists() && !project.join("perf_outputs/bisect").exists(),
         "nothing is created for a refused bisect"
     );
 }
