@@ -131,20 +131,9 @@ impl Plan {
                 } else {
                     None
                 };
-                let last = line.revisions.len() - 1;
-                let commits = line
-                    .revisions
+                let commits = every_nth_or_tagged(line.revisions, request.every, tagged.as_deref())
                     .into_iter()
-                    .enumerate()
-                    .filter(|(index, revision)| {
-                        *index == last
-                            || match (&tagged, request.every) {
-                                (Some(tagged), _) => tagged.contains(&revision.commit),
-                                (None, Some(every)) => (*index as u64).is_multiple_of(every),
-                                (None, None) => true,
-                            }
-                    })
-                    .map(|(_, revision)| (revision.commit, revision.title))
+                    .map(|revision| (revision.commit, revision.title))
                     .collect();
                 (library, Source::Revisions { checkout, commits })
             }
@@ -496,6 +485,29 @@ impl Walk<'_> {
     }
 }
 
+/// The revisions of a line a `--revs` history measures: every one, every
+/// `every`-th (counting from the first), or those in `tagged`; the last
+/// (B) always.
+fn every_nth_or_tagged(
+    line: Vec<crate::bisect::line::Revision>,
+    every: Option<u64>,
+    tagged: Option<&[String]>,
+) -> Vec<crate::bisect::line::Revision> {
+    let last = line.len().saturating_sub(1);
+    line.into_iter()
+        .enumerate()
+        .filter(|(index, revision)| {
+            *index == last
+                || match (tagged, every) {
+                    (Some(tagged), _) => tagged.contains(&revision.commit),
+                    (None, Some(every)) => (*index as u64).is_multiple_of(every),
+                    (None, None) => true,
+                }
+        })
+        .map(|(_, revision)| revision)
+        .collect()
+}
+
 /// The commits a tag points at, in the checkout at `root`.
 fn tagged_commits(root: &Path, options: &Options) -> Result<Vec<String>, HistoryError> {
     let git = regress_source::git::Git::work_tree(root, options.git_limits());
@@ -510,4 +522,31 @@ fn tagged_commits(root: &Path, options: &Options) -> Result<Vec<String>, History
         .filter(|id| regress_source::git::is_object_name(id))
         .map(str::to_owned)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bisect::line::Revision;
+
+    #[test]
+    fn revs_are_every_nth_or_the_tagged_ones_and_always_the_last() {
+        let line: Vec<Revision> = (0..7)
+            .map(|n| Revision {
+                commit: format!("{n:040}"),
+                title: format!("commit {n}"),
+            })
+            .collect();
+        let picked = |every, tagged: Option<&[String]>| -> Vec<String> {
+            every_nth_or_tagged(line.clone(), every, tagged)
+                .into_iter()
+                .map(|revision| revision.title)
+                .collect()
+        };
+        assert_eq!(picked(None, None).len(), 7);
+        assert_eq!(picked(Some(3), None), ["commit 0", "commit 3", "commit 6"]);
+        assert_eq!(picked(Some(4), None), ["commit 0", "commit 4", "commit 6"]);
+        let tagged = vec![format!("{:040}", 2)];
+        assert_eq!(picked(None, Some(&tagged)), ["commit 2", "commit 6"]);
+    }
 }
