@@ -23,27 +23,18 @@ mod support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::snapshot::Snapshot;
 use spin::{SPIN, SPIN_FUNCTION};
-use support::{target_dir, valgrind_or_skip};
+use support::{project, regress, regress_command, target_dir, valgrind_or_skip};
 
 const HARNESS: &str = "s2n_tls::record_aes128gcm_16k";
 /// Commits in the repository, GOOD (1) and BAD (6) included.
 const COMMITS: usize = 6;
 /// The commit that adds the loop.
 const STEP: usize = 4;
-
-fn project(dir: &Path) -> PathBuf {
-    let root = dir.join("project");
-    support::unpack_project(&root);
-    common::git(&root, &["init", "-q"]);
-    common::git(&root, &["add", "-A"]);
-    common::git(&root, &["commit", "-q", "-m", "project"]);
-    root
-}
 
 /// s2n-tls's repository with `COMMITS` commits; returns it and the commits,
 /// oldest first.
@@ -78,26 +69,10 @@ fn bisect_args<'a>(spec: &'a str, target: &'a str, good: &'a str, bad: &'a str) 
     ]
 }
 
-fn regress(project: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regress"))
-        .args(args)
-        .current_dir(project)
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("REGRESS_ROOT")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run regress")
-}
-
 /// Runs regress and sends it SIGINT once stderr shows `marker`; returns
 /// its exit code and stderr.
 fn interrupted(project: &Path, args: &[&str], marker: &str) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_regress"))
-        .args(args)
-        .current_dir(project)
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("REGRESS_ROOT")
-        .stdin(Stdio::null())
+    let mut child = regress_command(project, args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

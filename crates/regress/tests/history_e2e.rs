@@ -11,43 +11,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-use support::{target_dir, valgrind_or_skip};
+use support::{project, regress, target_dir, valgrind_or_skip};
 
 const HARNESS: &str = "rustls::x509_parse_chain";
-
-fn project(dir: &Path) -> PathBuf {
-    let root = dir.join("project");
-    support::unpack_project(&root);
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .arg("-C")
-            .arg(&root)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .stdout(Stdio::null())
-            .status()
-            .expect("git");
-        assert!(status.success());
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "project"]);
-    root
-}
-
-fn regress(project: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regress"))
-        .args(args)
-        .current_dir(project)
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("REGRESS_ROOT")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run regress")
-}
 
 #[test]
 fn two_published_versions_of_rustls() {

@@ -52,32 +52,10 @@ pub enum BisectError {
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
-
-    #[error(
-        "cannot {action} {path}: {source}.\n  {}",
-        crate::limits::io_hint(source)
-    )]
-    Io {
-        action: &'static str,
-        path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
 }
 
-/// The large errors are boxed, so every `Result` of a bisect stays small.
-macro_rules! boxed_from {
-    ($($variant:ident($error:ty)),*) => {$(
-        impl From<$error> for BisectError {
-            fn from(error: $error) -> BisectError {
-                BisectError::$variant(Box::new(error))
-            }
-        }
-    )*};
-}
-
-boxed_from!(
-    Revision(crate::revision::RevisionError),
+crate::revision::error::boxed_from!(
+    BisectError: Revision(crate::revision::RevisionError),
     Source(regress_source::SourceError),
     Diff(crate::diff::DiffError)
 );

@@ -137,11 +137,7 @@ pub struct BisectResult {
 impl Plan {
     /// Checks the refs, the line between them and the harness name.
     pub fn resolve(workspace: &Workspace, request: &BisectRequest) -> Result<Plan, BisectError> {
-        let options = Options {
-            cancelled: Some(crate::process::interrupted),
-            echo: true,
-            ..Options::default()
-        };
+        let options = revision::options();
         let harness = HarnessName::new(&request.harness).map_err(crate::Error::from)?;
         if request.by == Some(0) {
             return Err(BisectError::Unexpected {
@@ -190,17 +186,11 @@ impl Plan {
     ) -> Result<BisectResult, BisectError> {
         let started = Instant::now();
         let root = self.workspace.root();
-        let state = revision::state_dir(root);
-        let _lock = revision::lock(&state, || {
-            progress("another bisect or history holds target/regress-revisions/; waiting")
-        })?;
+        let (state, _lock) = revision::hold(root, progress)?;
         let outputs = self.workspace.perf_outputs_dir().join("bisect");
         let _ = std::fs::remove_dir_all(&outputs);
-        std::fs::create_dir_all(&outputs).map_err(|source| BisectError::Io {
-            action: "create the folder",
-            path: outputs.clone(),
-            source,
-        })?;
+        std::fs::create_dir_all(&outputs)
+            .map_err(|source| crate::Error::io("create the folder", outputs.clone(), source))?;
         let builder: Box<dyn Builder> = match self.repository {
             Repository::Workspace(ref repo) => Box::new(WorkspaceRevisions::new(repo, &state)?),
             Repository::Library(ref checkout) => Box::new(LibraryRevisions::new(

@@ -89,11 +89,8 @@ pub(super) fn culprit(step: &Step<'_>) -> Result<Culprit, BisectError> {
                 "regress: per-function diff of {}: {} minus {}\n\n",
                 step.harness, at.title, before.title
             );
-            std::fs::write(&path, format!("{header}{text}")).map_err(|source| BisectError::Io {
-                action: "write",
-                path: path.clone(),
-                source,
-            })?;
+            std::fs::write(&path, format!("{header}{text}"))
+                .map_err(|source| crate::Error::io("write", path.clone(), source))?;
             (Some(step.workspace.display_path(&path)), None)
         }
         Err(error) => (None, Some(error.to_string())),

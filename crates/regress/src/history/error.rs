@@ -1,8 +1,6 @@
 //! Errors of a history run. Each says what to do next; what was measured
 //! before the error is kept (records are written one version at a time).
 
-use std::path::PathBuf;
-
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
     #[error("{0}.\n  `regress history --help` shows the forms.")]
@@ -47,32 +45,10 @@ pub enum HistoryError {
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
-
-    #[error(
-        "cannot {action} {path}: {source}.\n  {}",
-        crate::limits::io_hint(source)
-    )]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
 }
 
-/// The large errors are boxed, so every `Result` of a history stays small.
-macro_rules! boxed_from {
-    ($($variant:ident($error:ty)),*) => {$(
-        impl From<$error> for HistoryError {
-            fn from(error: $error) -> HistoryError {
-                HistoryError::$variant(Box::new(error))
-            }
-        }
-    )*};
-}
-
-boxed_from!(
-    Revision(crate::revision::RevisionError),
+crate::revision::error::boxed_from!(
+    HistoryError: Revision(crate::revision::RevisionError),
     Bisect(crate::bisect::BisectError),
     Source(regress_source::SourceError),
     Diff(crate::diff::DiffError)

@@ -105,11 +105,7 @@ pub struct HistoryResult {
 
 impl Plan {
     pub fn resolve(workspace: &Workspace, request: &HistoryRequest) -> Result<Plan, HistoryError> {
-        let options = Options {
-            cancelled: Some(crate::process::interrupted),
-            echo: true,
-            ..Options::default()
-        };
+        let options = revision::options();
         let (library, source) = match (&request.versions, &request.revs) {
             (Some(_), Some(_)) => {
                 return Err(HistoryError::Request(
@@ -216,10 +212,7 @@ impl Plan {
     ) -> Result<HistoryResult, HistoryError> {
         let started = Instant::now();
         let root = self.workspace.root();
-        let state = revision::state_dir(root);
-        let _lock = revision::lock(&state, || {
-            progress("another bisect or history holds target/regress-revisions/; waiting")
-        })?;
+        let (state, _lock) = revision::hold(root, progress)?;
         let dirs = SourceDirs::new(root)?;
         let (builder, revisions): (Box<dyn Builder>, Vec<Titled>) = match &self.source {
             Source::Stored => return Ok(HistoryResult::default()),

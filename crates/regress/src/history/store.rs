@@ -108,13 +108,8 @@ pub struct Moved {
 /// What is wrong with a history file.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot {action} {path}: {source}.\n  {}", limits::io_hint(source))]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Runner(#[from] crate::Error),
     #[error(
         "{path} is not a history file this version of regress reads: {reason}.\n  \
          Fix or remove it (it is one version's data; `regress history` measures it again)."
@@ -282,13 +277,8 @@ impl HistoryDir {
         if !path.exists() {
             return Ok(None);
         }
-        let text = limits::read_capped(&path, limits::MAX_SMALL_FILE).map_err(|source| {
-            StoreError::Io {
-                action: "read",
-                path: path.clone(),
-                source,
-            }
-        })?;
+        let text = limits::read_capped(&path, limits::MAX_SMALL_FILE)
+            .map_err(|source| crate::Error::io("read", &path, source))?;
         let invalid = |reason: String| StoreError::Invalid {
             path: path.clone(),
             reason,
@@ -335,16 +325,11 @@ impl HistoryDir {
         let mut text = serde_json::to_string_pretty(record).expect("a record serialises");
         text.push('\n');
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
-                action: "create the folder",
-                path: parent.to_path_buf(),
-                source,
+            std::fs::create_dir_all(parent).map_err(|source| {
+                crate::Error::io("create the folder", parent.to_path_buf(), source)
             })?;
         }
-        crate::atomic_file::write(&path, text.as_bytes()).map_err(|error| StoreError::Invalid {
-            path: path.clone(),
-            reason: error.to_string(),
-        })?;
+        crate::atomic_file::write(&path, text.as_bytes())?;
         Ok(path)
     }
 }

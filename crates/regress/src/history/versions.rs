@@ -87,17 +87,10 @@ pub fn published(
     range: &VersionRange,
     options: &Options,
 ) -> Result<Vec<semver::Version>, HistoryError> {
-    std::fs::create_dir_all(probe.join("src")).map_err(|source| HistoryError::Io {
-        action: "create the folder",
-        path: probe.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(probe.join("src"))
+        .map_err(|source| crate::Error::io("create the folder", probe.to_path_buf(), source))?;
     let lib = probe.join("src/lib.rs");
-    std::fs::write(&lib, "").map_err(|source| HistoryError::Io {
-        action: "write",
-        path: lib,
-        source,
-    })?;
+    std::fs::write(&lib, "").map_err(|source| crate::Error::io("write", lib, source))?;
     let cargo = Cargo::detect(workspace, options)?;
     let mut found: Vec<semver::Version> = Vec::new();
     loop {
@@ -109,11 +102,8 @@ pub fn published(
             regress_source::patch::toml_string(&requirement)
         );
         let path = probe.join("Cargo.toml");
-        std::fs::write(&path, manifest).map_err(|source| HistoryError::Io {
-            action: "write",
-            path: path.clone(),
-            source,
-        })?;
+        std::fs::write(&path, manifest)
+            .map_err(|source| crate::Error::io("write", path.clone(), source))?;
         let _ = std::fs::remove_file(probe.join("Cargo.lock"));
         let finished = process::run(
             &cargo.program(probe, ["generate-lockfile", "--quiet"]),

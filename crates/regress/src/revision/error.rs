@@ -5,17 +5,6 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RevisionError {
-    #[error(
-        "cannot {action} {path}: {source}.\n  {}",
-        crate::limits::io_hint(source)
-    )]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-
     #[error("the build kept in {dir} cannot be read back; remove that folder and run again")]
     Cache { dir: PathBuf },
 
@@ -39,25 +28,25 @@ pub enum RevisionError {
     Diff(Box<crate::diff::DiffError>),
 }
 
-impl From<regress_source::SourceError> for RevisionError {
-    fn from(error: regress_source::SourceError) -> RevisionError {
-        RevisionError::Source(Box::new(error))
-    }
+/// Implements `From<$error>` for `$target` by boxing it into the variant
+/// `$target::$variant`: the errors of other modules are large, and boxing
+/// them keeps every `Result` of bisect, history and revision small.
+macro_rules! boxed_from {
+    ($target:ident: $($variant:ident($error:ty)),*) => {$(
+        impl From<$error> for $target {
+            fn from(error: $error) -> $target {
+                $target::$variant(Box::new(error))
+            }
+        }
+    )*};
 }
+pub(crate) use boxed_from;
 
-impl From<crate::diff::DiffError> for RevisionError {
-    fn from(error: crate::diff::DiffError) -> RevisionError {
-        RevisionError::Diff(Box::new(error))
-    }
-}
+boxed_from!(RevisionError: Source(regress_source::SourceError), Diff(crate::diff::DiffError));
 
 impl RevisionError {
     pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> RevisionError {
-        RevisionError::Io {
-            action,
-            path: path.to_path_buf(),
-            source,
-        }
+        RevisionError::Runner(crate::Error::io(action, path, source))
     }
 
     /// Whether the user interrupted (Ctrl-C, SIGTERM) while it ran.

@@ -20,7 +20,7 @@
 //! once.
 
 pub mod cache;
-mod error;
+pub(crate) mod error;
 pub mod inputs;
 mod library;
 mod published;
@@ -159,4 +159,27 @@ pub fn lock(state: &Path, waiting: impl FnOnce()) -> Result<StateLock, RevisionE
         }
     }
     Ok(StateLock { _file: file })
+}
+
+/// The state folder of `workspace` ([`state_dir`]), held for one command
+/// ([`lock`]); `progress` hears of a wait for another command.
+pub fn hold(
+    workspace: &Path,
+    progress: &dyn Fn(&str),
+) -> Result<(PathBuf, StateLock), RevisionError> {
+    let state = state_dir(workspace);
+    let lock = lock(&state, || {
+        progress("another bisect or history holds target/regress-revisions/; waiting")
+    })?;
+    Ok((state, lock))
+}
+
+/// What every build of a revision runs with: stopped by Ctrl-C (SIGTERM),
+/// the builds' output shown as they run.
+pub fn options() -> regress_source::Options {
+    regress_source::Options {
+        cancelled: Some(crate::process::interrupted),
+        echo: true,
+        ..regress_source::Options::default()
+    }
 }
