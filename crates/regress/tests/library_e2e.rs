@@ -23,8 +23,7 @@ mod common;
 mod spin;
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
 
 use common::snapshot::Snapshot;
 
@@ -34,28 +33,7 @@ const EXIT_REGRESSED: i32 = 1;
 const EXIT_ERROR: i32 = 2;
 
 use spin::{s2n_tls_with_a_spin, SPIN, SPIN_FUNCTION};
-use support::{target_dir, valgrind_or_skip};
-
-/// A copy of this project's committed files (the workspace the diff runs in).
-fn project(dir: &Path) -> PathBuf {
-    let root = dir.join("project");
-    support::unpack_project(&root);
-    common::git(&root, &["init", "-q"]);
-    common::git(&root, &["add", "-A"]);
-    common::git(&root, &["commit", "-q", "-m", "project"]);
-    root
-}
-
-fn regress(project: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regress"))
-        .args(args)
-        .current_dir(project)
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("REGRESS_ROOT")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run regress")
-}
+use support::{project, regress, target_dir, valgrind_or_skip};
 
 fn report(project: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(project.join("perf_outputs/diff/report.json"))

@@ -15,6 +15,7 @@ pub const SPIN_FUNCTION: &str = "s2n_regress_test_spin";
 ///
 /// `nonce`, when not empty, goes into a comment of both commits, so that a
 /// timing run builds s2n-tls afresh instead of finding the last run's build.
+#[allow(dead_code)] // each test binary uses one of the two
 pub fn s2n_tls_with_a_spin(dir: &Path, nonce: &str) -> PathBuf {
     let root = common::repos::s2n_tls(dir, "0.3.47");
     let send = root.join("tls/s2n_send.c");
@@ -23,6 +24,15 @@ pub fn s2n_tls_with_a_spin(dir: &Path, nonce: &str) -> PathBuf {
         std::fs::write(&send, format!("/* {nonce} */\n{text}")).expect("write");
         common::git(&root, &["commit", "-q", "-am", "nonce"]);
     }
+    add_spin(&root);
+    root
+}
+
+/// Commits the loop on `s2n_send`'s path in s2n-tls's repository at
+/// `root` (a new commit on its current branch).
+#[allow(dead_code)] // each test binary uses one of the two
+pub fn add_spin(root: &Path) {
+    let send = root.join("tls/s2n_send.c");
     common::replace_in(
         &send,
         "ssize_t s2n_sendv_with_offset(struct s2n_connection *conn,",
@@ -42,6 +52,5 @@ pub fn s2n_tls_with_a_spin(dir: &Path, nonce: &str) -> PathBuf {
              ssize_t result = s2n_sendv_with_offset_impl(conn, bufs, count, offs, blocked);"
         ),
     );
-    common::git(&root, &["commit", "-q", "-am", "a spin on the send path"]);
-    root
+    common::git(root, &["commit", "-q", "-am", "a spin on the send path"]);
 }

@@ -67,3 +67,48 @@ pub fn unpack_project(root: &Path) {
         .expect("tar");
     assert!(unpacked.success() && archive.wait().expect("wait").success());
 }
+
+/// A copy of this project's committed files in `dir/project`, made a git
+/// repository of one commit: the workspace an end-to-end test runs
+/// `regress` in.
+pub fn project(dir: &Path) -> PathBuf {
+    let root = dir.join("project");
+    unpack_project(&root);
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"][..],
+        &["commit", "-q", "-m", "project"][..],
+    ] {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(["-c", "commit.gpgSign=false"])
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    }
+    root
+}
+
+/// `regress ARGS` in `project`, as a user runs it there (no variable of
+/// the test's own cargo run pointing elsewhere), stdin closed.
+pub fn regress_command(project: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_regress"));
+    command
+        .args(args)
+        .current_dir(project)
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env_remove("REGRESS_ROOT")
+        .stdin(Stdio::null());
+    command
+}
+
+/// [`regress_command`], run to the end.
+pub fn regress(project: &Path, args: &[&str]) -> std::process::Output {
+    regress_command(project, args)
+        .output()
+        .expect("run regress")
+}

@@ -48,6 +48,10 @@ pub enum Command {
     DiffMerge(MergeArgs),
     /// Render a pull request comment from an untrusted report.json.
     DiffComment(CommentArgs),
+    /// Find the first revision between GOOD and BAD that moved one harness's count.
+    Bisect(crate::cli_history::BisectArgs),
+    /// Measure a library's paths over its published versions (or a checkout's revisions).
+    History(crate::cli_history::HistoryArgs),
 }
 
 #[derive(Args)]
