@@ -19,6 +19,7 @@ use std::path::Path;
 
 use regress_source::git::{is_object_name, Git};
 use regress_source::process::Limits;
+use regress_source::{Side, SourceError};
 
 use super::error::BisectError;
 
@@ -114,34 +115,31 @@ pub fn resolve(repo: &Path, good: &str, bad: &str, limits: Limits) -> Result<Lin
     Ok(Line { revisions })
 }
 
-/// The commit `reference` names, refusing what looks like an option.
+/// The commit `reference` names, through the one revision check every
+/// command shares (`Git::resolve`: empty and option-like names refused
+/// before git sees them); its refusal is reworded for GOOD or BAD.
 fn commit(
     git: &Git,
     repo: &Path,
     which: &'static str,
     reference: &str,
 ) -> Result<String, BisectError> {
-    if reference.trim().is_empty() || reference.starts_with('-') {
-        return Err(BisectError::BadRef {
-            which,
-            reference: reference.to_owned(),
-            reason: "it is empty or starts with `-` (git would read it as an option)".to_owned(),
-        });
-    }
-    match git.commit_of(reference)? {
+    let bad_ref = |reason: String| BisectError::BadRef {
+        which,
+        reference: reference.to_owned(),
+        reason,
+    };
+    match git.resolve(Side::Base, reference) {
         Ok(commit) => Ok(commit),
-        Err(detail) => Err(BisectError::BadRef {
-            which,
-            reference: reference.to_owned(),
-            reason: format!(
-                "it names no commit in {}{}",
-                repo.display(),
-                if detail.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", detail.replace('\n', "; "))
-                }
-            ),
-        }),
+        Err(SourceError::EmptyRevision { .. } | SourceError::RevisionLooksLikeOption { .. }) => {
+            Err(bad_ref(
+                "it is empty or starts with `-` (git would read it as an option)".to_owned(),
+            ))
+        }
+        Err(SourceError::RevisionNotFound { detail, .. }) => Err(bad_ref(format!(
+            "it names no commit in {}{detail}",
+            repo.display()
+        ))),
+        Err(other) => Err(other.into()),
     }
 }
