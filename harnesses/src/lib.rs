@@ -25,3 +25,18 @@ pub mod registry;
 pub mod rustls;
 pub mod s2n_tls;
 pub mod tls;
+
+/// Puts the versions of the crates this build links into the program, as
+/// the section `.regress.libraries` the runner reads for the measurement
+/// fingerprint (written by `build.rs`, which says why). For the measured
+/// program's `main.rs`, and for test binaries that are measured programs
+/// themselves; a target of this package only (it needs its `OUT_DIR`).
+#[macro_export]
+macro_rules! embed_library_versions {
+    () => {
+        ::std::arch::global_asm!(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/library-versions.s"
+        )));
+    };
+}

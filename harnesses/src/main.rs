@@ -5,6 +5,8 @@
 //! framework. An edit to the runner therefore cannot move a count.
 //! `harnesses list` prints the names; `harnesses run NAME` runs one natively.
 
+harnesses::embed_library_versions!();
+
 fn main() -> std::process::ExitCode {
     regress_measure::program::main(harnesses::registry::all())
 }

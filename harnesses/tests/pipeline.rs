@@ -20,6 +20,9 @@ use regress_measure::program::{self, Entry};
 use regress_measure::region::running_on_valgrind;
 use regress_measure::{Harness, HarnessError};
 
+// Measured like the real program, so its fingerprint names the libraries too.
+harnesses::embed_library_versions!();
+
 /// The fixture harnesses this binary hosts as a measured program. Natively
 /// they never run: `main` only serves them to the runner.
 fn fixtures() -> Vec<Entry> {

@@ -28,12 +28,6 @@ const PROGRAM_TEST: &str = "perf";
 /// A failed build of the measured program.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     #[error(
         "building the measured program in {dir} failed ({status}); cargo's messages are above.\n  \
          To reproduce: `cargo test --no-run -p {PROGRAM_PACKAGE} --test {PROGRAM_TEST}` there."
@@ -172,20 +166,6 @@ pub fn build(workspace: &Workspace) -> Result<PathBuf> {
         cargo_args: &[],
         default_incremental: false,
     })?)
-}
-
-/// Copies the freshly built program to a folder of this process's own,
-/// so that a later `cargo build` (by the user, an editor, another run) that
-/// replaces the file cannot pull it from under a suite of measurements.
-pub fn stage(binary: &Path, outputs: &Path) -> Result<PathBuf> {
-    let dir = outputs
-        .join(".scratch")
-        .join(format!("binary.{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| Error::io("create", &dir, source))?;
-    let staged = dir.join(binary.file_name().unwrap_or_else(|| PROGRAM.as_ref()));
-    std::fs::copy(binary, &staged)
-        .map_err(|source| Error::io("copy the measured program to", &staged, source))?;
-    Ok(staged)
 }
 
 /// The harness names the measured program hosts (`harnesses list`).

@@ -13,7 +13,10 @@
 //! - [`diff`]: two commits, built in worktrees, measured and compared
 //!   function by function;
 //! - [`report`]: the one reporter of progress and results, and the
-//!   documents made from the data (comparison, README tables, HTML page).
+//!   documents made from the data (comparison, README tables, HTML page);
+//! - [`bisect`] and [`history`]: many revisions of one library or of this
+//!   workspace (the first that moved a count; every path over published
+//!   versions), each revision's program built and kept by [`revision`].
 //!
 //! Beside them: [`harness_test`] (what each harness's test does),
 //! [`discover`] (building the measured program and listing its harnesses),
@@ -26,6 +29,7 @@
 //! (`src/bin/regress/`) is a thin layer of commands over this library.
 
 pub mod atomic_file;
+pub mod bisect;
 pub mod diff;
 pub mod discover;
 pub mod error;
@@ -34,12 +38,14 @@ pub mod fixtures;
 pub mod format;
 pub mod harness_name;
 pub mod harness_test;
+pub mod history;
 pub mod judge;
 pub mod limits;
 pub mod measure;
 pub mod parallel;
 pub mod process;
 pub mod report;
+pub mod revision;
 pub mod toolchain;
 pub mod workspace;
 

@@ -1,5 +1,5 @@
-//! Which compilers and linker built the measured program, read from the
-//! program itself.
+//! How the measured program was built, read from the program itself: the
+//! compilers and linker, and the versions of the crates it links.
 //!
 //! A count depends on the C compiler as much as on rustc: s2n-tls-sys
 //! compiles s2n-tls with clang and link-time optimisation when clang is
@@ -12,8 +12,20 @@
 //! version 14.0.6", "Linker: LLD 22.1.2", "rustc version 1.95.0"), and the
 //! linker merges them without repeats. That list is part of the
 //! fingerprint.
+//!
+//! The crate versions come from the program too, not from a `Cargo.lock`:
+//! a lock may hold two versions of a crate (rustls 0.23 and, for the
+//! harnesses' optional 0.24 generation, 0.24.0-dev.1), and only the build
+//! knows which it linked. The measured program's build script writes them
+//! into the section `.regress.libraries` (`harnesses/build.rs`), one
+//! `name version` line per crate; the fingerprint keeps those of
+//! [`TRACKED_CRATES`]. A program without the section names none, so its
+//! counts match no baseline that names some.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use crate::measure::fingerprint::{Toolchain, TRACKED_CRATES};
 
 use object::{Object, ObjectSection};
 
@@ -23,10 +35,15 @@ const MAX_COMMENT_BYTES: usize = 64 * 1024;
 const MAX_ENTRIES: usize = 32;
 const MAX_ENTRY_CHARS: usize = 200;
 
+/// The section the measured program's build script writes its crate
+/// versions into, and the most of it read (a build has ~100 crates).
+const LIBRARIES_SECTION: &str = ".regress.libraries";
+const MAX_LIBRARIES_BYTES: usize = 64 * 1024;
+
 /// Why the toolchain of a program cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
-    #[error("cannot read {path} to see which compilers built it: {source}")]
+    #[error("cannot read {path} to see how it was built: {source}")]
     Read {
         path: PathBuf,
         #[source]
@@ -36,6 +53,31 @@ pub enum ToolchainError {
     Format { path: PathBuf, detail: String },
 }
 
+/// What the measured program says about its own build.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Built {
+    pub toolchain: Toolchain,
+    /// The versions of [`TRACKED_CRATES`] it links, several of one crate
+    /// joined as `0.23.46, 0.24.0-dev.1`.
+    pub libraries: BTreeMap<String, String>,
+}
+
+/// How the program at `path` was built.
+pub fn of(path: &Path) -> Result<Built, ToolchainError> {
+    let data = std::fs::read(path).map_err(|source| ToolchainError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let entries = parse_comment(&section(path, &data, ".comment")?);
+    Ok(Built {
+        toolchain: Toolchain {
+            c_compilers: c_compilers(&entries),
+            linker: linker(&entries),
+        },
+        libraries: parse_libraries(&section(path, &data, LIBRARIES_SECTION)?),
+    })
+}
+
 /// The toolchain lines of the program at `path`, in the order the linker
 /// wrote them. A program without a `.comment` section gives an empty list.
 pub fn of_program(path: &Path) -> Result<Vec<String>, ToolchainError> {
@@ -43,18 +85,58 @@ pub fn of_program(path: &Path) -> Result<Vec<String>, ToolchainError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let file = object::File::parse(&*data).map_err(|error| ToolchainError::Format {
+    Ok(parse_comment(&section(path, &data, ".comment")?))
+}
+
+/// The bytes of the section `name` of the object file `data` (read from
+/// `path`); empty when it has none.
+fn section(path: &Path, data: &[u8], name: &str) -> Result<Vec<u8>, ToolchainError> {
+    let file = object::File::parse(data).map_err(|error| ToolchainError::Format {
         path: path.to_path_buf(),
         detail: error.to_string(),
     })?;
-    let Some(section) = file.section_by_name(".comment") else {
+    let Some(section) = file.section_by_name(name) else {
         return Ok(Vec::new());
     };
-    let bytes = section.data().map_err(|error| ToolchainError::Format {
-        path: path.to_path_buf(),
-        detail: format!(".comment: {error}"),
-    })?;
-    Ok(parse_comment(bytes))
+    section
+        .data()
+        .map(<[u8]>::to_vec)
+        .map_err(|error| ToolchainError::Format {
+            path: path.to_path_buf(),
+            detail: format!("{name}: {error}"),
+        })
+}
+
+/// The tracked crates' versions from `name version` lines; lines that are
+/// not of that shape (or not of cargo's characters) are passed over.
+fn parse_libraries(bytes: &[u8]) -> BTreeMap<String, String> {
+    let bytes = &bytes[..bytes.len().min(MAX_LIBRARIES_BYTES)];
+    let cargo_text = |text: &str| {
+        !text.is_empty()
+            && text.len() <= 64
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'+'))
+    };
+    let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(bytes).lines() {
+        let Some((name, version)) = line.split_once(' ') else {
+            continue;
+        };
+        if TRACKED_CRATES.contains(&name) && cargo_text(version) {
+            let list = versions.entry(name.to_owned()).or_default();
+            if !list.iter().any(|known| known == version) {
+                list.push(version.to_owned());
+            }
+        }
+    }
+    versions
+        .into_iter()
+        .map(|(name, mut list)| {
+            list.sort();
+            (name, list.join(", "))
+        })
+        .collect()
 }
 
 /// Splits a `.comment` section into its NUL-separated lines: printable
@@ -83,15 +165,6 @@ fn parse_comment(bytes: &[u8]) -> Vec<String> {
         }
     }
     entries
-}
-
-/// The C compilers and the linker that built the program at `path`.
-pub fn of(path: &Path) -> Result<crate::measure::fingerprint::Toolchain, ToolchainError> {
-    let entries = of_program(path)?;
-    Ok(crate::measure::fingerprint::Toolchain {
-        c_compilers: c_compilers(&entries),
-        linker: linker(&entries),
-    })
 }
 
 /// The entries that name a C compiler (everything but rustc and the
@@ -153,6 +226,17 @@ mod tests {
             .iter()
             .all(|entry| entry.bytes().all(|b| b.is_ascii_graphic() || b == b' ')));
         assert!(parse_comment(b"").is_empty());
+    }
+
+    #[test]
+    fn library_lines_are_checked_and_grouped() {
+        let section = b"aws-lc-rs 1.19.0\nrustls 0.24.0-dev.1\nrustls 0.23.46\nserde 1.0.0\n\
+            openssl 0.10.82\nrustls 0.23.46\nrustls \"; rm\nbroken\n";
+        let libraries = parse_libraries(section);
+        assert_eq!(libraries.len(), 3, "{libraries:?}");
+        assert_eq!(libraries["rustls"], "0.23.46, 0.24.0-dev.1");
+        assert_eq!(libraries["aws-lc-rs"], "1.19.0");
+        assert!(parse_libraries(b"").is_empty());
     }
 
     #[test]

@@ -17,8 +17,11 @@
 //! The tests of bad refs need no Valgrind and no build: the refs are refused
 //! before anything is created.
 
+mod support;
+
+use support::{target_dir, valgrind_or_skip};
+
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -26,45 +29,6 @@ use std::process::{Command, Output, Stdio};
 const EXIT_REGRESSED: i32 = 1;
 /// The exit code of an error.
 const EXIT_ERROR: i32 = 2;
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("crates/regress is two levels below the root")
-        .to_path_buf()
-}
-
-/// The cargo target folder this test binary was built in.
-fn target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    // .../target/debug/regress
-    Path::new(env!("CARGO_BIN_EXE_regress"))
-        .ancestors()
-        .nth(2)
-        .expect("the binary is two levels below the target folder")
-        .to_path_buf()
-}
-
-/// Whether the Valgrind tests can run here: skipped with a visible note
-/// without Valgrind, unless `REGRESS_REQUIRE_VALGRIND=1` makes that a
-/// failure.
-fn valgrind_or_skip(test: &str) -> bool {
-    match regress::measure::valgrind::Valgrind::from_env() {
-        Ok(_) => true,
-        Err(error) => {
-            if std::env::var("REGRESS_REQUIRE_VALGRIND").as_deref() == Ok("1") {
-                panic!("REGRESS_REQUIRE_VALGRIND=1 but Valgrind is unavailable: {error}");
-            }
-            // libtest captures eprintln!, but not a direct write.
-            let _ = std::io::stderr()
-                .write_all(format!("{test}: SKIPPED (Valgrind unavailable: {error})\n").as_bytes());
-            false
-        }
-    }
-}
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
@@ -159,22 +123,7 @@ fn snapshot(repo: &Path) -> Snapshot {
 fn project_with_calibration_change() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("project");
-    std::fs::create_dir(&repo).expect("mkdir");
-    let mut archive = Command::new("git")
-        .arg("-C")
-        .arg(workspace_root())
-        .args(["archive", "--format=tar", "HEAD"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("git archive");
-    let unpacked = Command::new("tar")
-        .arg("-x")
-        .arg("-C")
-        .arg(&repo)
-        .stdin(archive.stdout.take().expect("archive output"))
-        .status()
-        .expect("tar");
-    assert!(unpacked.success() && archive.wait().expect("wait").success());
+    support::unpack_project(&repo);
 
     git(&repo, &["init", "-q", "-b", "main"]);
     git(&repo, &["add", "-A"]);

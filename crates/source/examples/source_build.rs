@@ -70,7 +70,7 @@ fn run() -> Result<(), SourceError> {
         scratch.root().display()
     ));
     if build {
-        let built = build_harnesses(&scratch, &dirs, &dirs.build_target(), &options)?;
+        let built = build_harnesses(&scratch, &dirs, &dirs.build_target(), &[], &options)?;
         for executable in &built.executables {
             step(&format!("built {}", executable.display()));
         }

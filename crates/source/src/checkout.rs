@@ -85,31 +85,10 @@ impl Checkout {
 
     /// Resolves what the user named for `side` to a commit.
     pub fn resolve(&self, side: Side, reference: &str) -> Result<Revision, SourceError> {
-        if reference.trim().is_empty() {
-            return Err(SourceError::EmptyRevision { side });
-        }
-        if reference.starts_with('-') {
-            return Err(SourceError::RevisionLooksLikeOption {
-                side,
-                reference: reference.to_owned(),
-            });
-        }
-        match self.git.commit_of(reference)? {
-            Ok(commit) => Ok(Revision::Commit {
-                reference: reference.to_owned(),
-                commit,
-            }),
-            Err(detail) => Err(SourceError::RevisionNotFound {
-                side,
-                reference: reference.to_owned(),
-                repo: self.root.clone(),
-                detail: if detail.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", detail.replace('\n', "; "))
-                },
-            }),
-        }
+        Ok(Revision::Commit {
+            reference: reference.to_owned(),
+            commit: self.git.resolve(side, reference)?,
+        })
     }
 
     /// The two sides of a comparison. The base must be committed; with
@@ -162,28 +141,13 @@ impl Checkout {
                 dirty: "",
             });
         };
-        let finished = self.git.try_run([
-            "merge-base",
-            "--end-of-options",
-            base_commit,
-            head_commit.as_str(),
-        ])?;
-        let commit = finished.stdout_text();
-        if finished.success() && crate::git::is_object_name(&commit) {
-            return Ok(Revision::Commit {
-                reference: format!("merge-base({}, {})", base.label(), head.label()),
-                commit,
-            });
-        }
-        // `git merge-base` exits 1, silently, when there is none.
-        if finished.status.code() == Some(1) && finished.tail(1).is_empty() {
-            return Err(SourceError::NoMergeBase {
-                base: base.label(),
-                head: head.label(),
-                repo: self.root.clone(),
-            });
-        }
-        Err(crate::git::failed(&finished))
+        let commit = self
+            .git
+            .merge_base((&base.label(), base_commit), (&head.label(), &head_commit))?;
+        Ok(Revision::Commit {
+            reference: format!("merge-base({}, {})", base.label(), head.label()),
+            commit,
+        })
     }
 
     /// Whether the working tree equals its `HEAD` commit: no change to a

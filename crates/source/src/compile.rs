@@ -41,23 +41,32 @@ pub fn harness_build_args() -> Vec<String> {
     .collect()
 }
 
+/// The package and binary target of the measured program.
+pub const PROGRAM: &str = "harnesses";
+
 /// The result of a build: the executables cargo produced.
 #[derive(Debug, Clone)]
 pub struct BuiltHarnesses {
     pub executables: Vec<PathBuf>,
+    /// The measured program: the `harnesses` binary, built for the tests
+    /// (whose dev-dependency features it shares, as `cargo test` builds it).
+    pub program: PathBuf,
     /// cargo's full output.
     pub log: PathBuf,
 }
 
-/// Builds [`harness_build_args`] in `scratch` into `target_dir` (which must
-/// be inside this workspace's `target/`).
+/// Builds [`harness_build_args`] in `scratch` into `target_dir`, with the
+/// scratch copy's patches and harness features (the build must see the
+/// graph the patches were verified in), and `extra` cargo arguments
+/// (`--config` values that keep the scratch copy's artifacts apart from
+/// the workspace's own).
 pub fn build_harnesses(
     scratch: &ScratchWorkspace,
     dirs: &SourceDirs,
     target_dir: &Path,
+    extra: &[String],
     options: &Options,
 ) -> Result<BuiltHarnesses, SourceError> {
-    dirs.check_inside_target(target_dir)?;
     let sources = crate::patch::describe(scratch.patches());
     let log = crate::generate::log_path(dirs, "build")?;
     let mut args = harness_build_args();
@@ -68,6 +77,8 @@ pub fn build_harnesses(
         target_dir.to_string_lossy().into_owned(),
     ]);
     args.extend(scratch.cargo_args().iter().cloned());
+    args.extend(scratch.feature_args());
+    args.extend(extra.iter().cloned());
     let program = scratch.cargo().program(scratch.root(), &args);
     let finished = process::run(
         &program,
@@ -99,14 +110,15 @@ pub fn build_harnesses(
             log,
         });
     }
-    if outcome.executables.is_empty() {
+    let Some(program) = outcome.program else {
         return Err(SourceError::NoExecutable {
-            what: harness_build_args().join(" "),
+            what: format!("binary `{PROGRAM}` from {}", harness_build_args().join(" ")),
             sources,
         });
-    }
+    };
     Ok(BuiltHarnesses {
         executables: outcome.executables,
+        program,
         log,
     })
 }
@@ -115,6 +127,7 @@ pub fn build_harnesses(
 #[derive(Debug, Default)]
 struct Outcome {
     executables: Vec<PathBuf>,
+    program: Option<PathBuf>,
     /// The crate and rendered text of the first error.
     first_error: Option<(String, String)>,
     /// Every rendered diagnostic, to show when echoing.
@@ -128,7 +141,14 @@ fn read_messages(stdout: &[u8]) -> Outcome {
         match message {
             Message::CompilerArtifact(artifact) => {
                 if let Some(executable) = artifact.executable {
-                    outcome.executables.push(executable.into_std_path_buf());
+                    let executable = executable.into_std_path_buf();
+                    if artifact.target.name == PROGRAM
+                        && artifact.target.is_bin()
+                        && !artifact.profile.test
+                    {
+                        outcome.program = Some(executable.clone());
+                    }
+                    outcome.executables.push(executable);
                 }
             }
             Message::CompilerMessage(compiler) => {

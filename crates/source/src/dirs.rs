@@ -12,7 +12,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::SourceError;
-use crate::paths::is_within;
 
 /// The folders of one workspace's from-source builds.
 #[derive(Debug, Clone)]
@@ -80,24 +79,5 @@ impl SourceDirs {
         std::fs::create_dir_all(&logs)
             .map_err(|source| SourceError::io("create", &logs, source))?;
         Ok(logs)
-    }
-
-    /// Refuses a path outside `target/` of the workspace (a caller's target
-    /// folder, for example).
-    pub fn check_inside_target(&self, path: &Path) -> Result<(), SourceError> {
-        let target = self.workspace.join("target");
-        let absolute = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.workspace.join(path)
-        };
-        if is_within(&absolute, &target) {
-            Ok(())
-        } else {
-            Err(SourceError::OutsideTarget {
-                path: path.to_path_buf(),
-                target,
-            })
-        }
     }
 }

@@ -60,13 +60,14 @@ pub enum SourceError {
     BaseNotCommitted { repo: PathBuf, dirty: &'static str },
 
     #[error(
-        "{base} and {head} have no common history in {repo}, so there is no merge base.\n  \
-         Check the two revisions, or compare them directly without --merge-base."
+        "{base} and {head} have no common history in {repo}: there is no merge base, so a \
+         comparison would compare two unrelated projects.\n  {hint}"
     )]
     NoMergeBase {
         base: String,
         head: String,
         repo: PathBuf,
+        hint: &'static str,
     },
 
     #[error(
@@ -202,6 +203,9 @@ pub enum SourceError {
         #[source]
         source: std::io::Error,
     },
+
+    #[error(transparent)]
+    NotCovered(#[from] crate::features::NotCovered),
 
     #[error(transparent)]
     Process(#[from] ProcessError),

@@ -213,3 +213,16 @@ pub(crate) fn log_path(dirs: &SourceDirs, what: &str) -> Result<PathBuf, SourceE
         .logs()?
         .join(format!("{what}-{stamp}-{}.log", std::process::id())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What generation copies is exported.
+    #[test]
+    fn the_c_tree_is_exported() {
+        for (from, _) in S2N_C_TREE {
+            assert!(crate::library::S2N_TLS.export.contains(from), "{from}");
+        }
+    }
+}

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::SourceError;
 use crate::process::{self, Finished, Limits, Program, RunOptions};
+use crate::revision::Side;
 
 /// Variables that would redirect git away from the repository a command
 /// names.
@@ -147,10 +148,19 @@ impl Git {
         Ok(String::from_utf8_lossy(&self.run(args)?).trim().to_owned())
     }
 
-    /// The commit `reference` names (`--verify`, `^{commit}`), or `None`
-    /// when it names none; `reference` must already be checked not to look
-    /// like an option.
-    pub fn commit_of(&self, reference: &str) -> Result<Result<String, String>, SourceError> {
+    /// The commit `reference` names, for `side` of a comparison. Refused
+    /// before git sees it when it is empty or starts with `-` (git would
+    /// read it as an option); `--end-of-options` guards the rest.
+    pub fn resolve(&self, side: Side, reference: &str) -> Result<String, SourceError> {
+        if reference.trim().is_empty() {
+            return Err(SourceError::EmptyRevision { side });
+        }
+        if reference.starts_with('-') {
+            return Err(SourceError::RevisionLooksLikeOption {
+                side,
+                reference: reference.to_owned(),
+            });
+        }
         let finished = self.try_run([
             "rev-parse",
             "--verify",
@@ -160,10 +170,58 @@ impl Git {
         ])?;
         let commit = finished.stdout_text();
         if finished.success() && is_object_name(&commit) {
-            Ok(Ok(commit))
-        } else {
-            Ok(Err(finished.tail(3)))
+            return Ok(commit);
         }
+        let detail = finished.tail(3);
+        Err(SourceError::RevisionNotFound {
+            side,
+            reference: reference.to_owned(),
+            repo: self.place().to_path_buf(),
+            detail: if detail.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", detail.replace('\n', "; "))
+            },
+        })
+    }
+
+    /// The best common ancestor of two commits (`base` and `head` name
+    /// them in messages); [`SourceError::NoMergeBase`] when they share no
+    /// history: an orphan branch, another project's commit, or a shallow
+    /// clone that lacks it.
+    pub fn merge_base(
+        &self,
+        (base, base_commit): (&str, &str),
+        (head, head_commit): (&str, &str),
+    ) -> Result<String, SourceError> {
+        let finished =
+            self.try_run(["merge-base", "--end-of-options", base_commit, head_commit])?;
+        let commit = finished.stdout_text();
+        if finished.success() && is_object_name(&commit) {
+            return Ok(commit);
+        }
+        // `git merge-base` exits 1, silently, when there is none; anything
+        // else is git failing.
+        if finished.status.code() != Some(1) || !finished.tail(1).is_empty() {
+            return Err(failed(&finished));
+        }
+        Err(SourceError::NoMergeBase {
+            base: format!("{base} ({})", short(base_commit)),
+            head: format!("{head} ({})", short(head_commit)),
+            repo: self.place().to_path_buf(),
+            hint: if self.is_shallow() {
+                "This clone is shallow, so the common history may just not be here: fetch it \
+                 (`git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)."
+            } else {
+                "Check the two revisions: a comparison needs two versions of the same project."
+            },
+        })
+    }
+
+    /// Whether the repository is a shallow clone.
+    pub fn is_shallow(&self) -> bool {
+        self.try_run(["rev-parse", "--is-shallow-repository"])
+            .is_ok_and(|finished| finished.stdout_text() == "true")
     }
 }
 

@@ -44,6 +44,7 @@ pub mod compile;
 pub mod dirs;
 pub mod error;
 pub mod export;
+pub mod features;
 pub mod generate;
 pub mod git;
 pub mod library;
@@ -51,7 +52,10 @@ pub mod manifest;
 pub mod options;
 pub mod patch;
 pub mod paths;
-pub mod process;
+/// Every child process (git, cargo, the binding generator) runs in a
+/// process group of its own with a time limit: the `regress-process` crate,
+/// shared with the runner.
+pub use regress_process as process;
 pub mod resolve;
 pub mod revision;
 pub mod scratch;

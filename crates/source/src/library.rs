@@ -19,6 +19,11 @@ pub struct Library {
     pub layout: &'static [&'static str],
     /// The crates it provides, to be patched into this workspace.
     pub crates: &'static [CrateSpec],
+    /// What of the repository a build reads, relative to its root (files
+    /// or folders): the crates' folders, the workspace manifest they
+    /// inherit from, what generation copies. Only these are exported (see
+    /// [`crate::export`] for why).
+    pub export: &'static [&'static str],
     /// Submodules (paths relative to the repository root) whose content the
     /// build needs; other submodules are left empty, as an uninitialised
     /// checkout would have them.
@@ -37,6 +42,10 @@ pub struct CrateSpec {
     pub name: &'static str,
     /// Its folder, relative to the repository root.
     pub dir: &'static str,
+    /// Whether a revision may lack it (rustls's aws-lc-rs provider became
+    /// a crate of its own in 0.24; the 0.23 line has none). A crate that is
+    /// there is always patched.
+    pub optional: bool,
 }
 
 /// What must be done in an export before cargo can build it.
@@ -69,11 +78,27 @@ pub static S2N_TLS: Library = Library {
         CrateSpec {
             name: "s2n-tls",
             dir: "bindings/rust/extended/s2n-tls",
+            optional: false,
         },
         CrateSpec {
             name: "s2n-tls-sys",
             dir: "bindings/rust/extended/s2n-tls-sys",
+            optional: false,
         },
+    ],
+    // The C tree `generate.sh` copies into `s2n-tls-sys/lib/` (see
+    // `crate::generate`), and the bindings' workspace.
+    export: &[
+        "api",
+        "crypto",
+        "error",
+        "stuffer",
+        "tls",
+        "utils",
+        "tests/features",
+        "CMakeLists.txt",
+        "cmake",
+        S2N_BINDINGS,
     ],
     submodules: &[],
     generation: Generation::S2nTlsBindings,
@@ -83,10 +108,21 @@ pub static S2N_TLS: Library = Library {
 pub static RUSTLS: Library = Library {
     name: "rustls",
     layout: &["Cargo.toml", "rustls/Cargo.toml", "rustls/src/"],
-    crates: &[CrateSpec {
-        name: "rustls",
-        dir: "rustls",
-    }],
+    crates: &[
+        CrateSpec {
+            name: "rustls",
+            dir: "rustls",
+            optional: false,
+        },
+        // rustls 0.24's aws-lc-rs provider, the crate the harnesses' 0.24
+        // generation uses (it depends on `rustls` by path).
+        CrateSpec {
+            name: "rustls-aws-lc-rs",
+            dir: "rustls-aws-lc-rs",
+            optional: true,
+        },
+    ],
+    export: &["Cargo.toml", "rustls", "rustls-aws-lc-rs"],
     submodules: &[],
     generation: Generation::None,
     affects: &["rustls::"],
@@ -109,12 +145,16 @@ pub static AWS_LC_RS: Library = Library {
         CrateSpec {
             name: "aws-lc-rs",
             dir: "aws-lc-rs",
+            optional: false,
         },
         CrateSpec {
             name: "aws-lc-sys",
             dir: "aws-lc-sys",
+            optional: false,
         },
     ],
+    // The C library is the submodule inside `aws-lc-sys/`.
+    export: &["Cargo.toml", "aws-lc-rs", "aws-lc-sys"],
     submodules: &["aws-lc-sys/aws-lc"],
     generation: Generation::None,
     // rustls's crypto provider is aws-lc-rs, and s2n-tls-sys links aws-lc
@@ -202,6 +242,22 @@ mod tests {
                     crate::paths::RelativePath::new(path.trim_end_matches('/')).is_ok(),
                     "{path}"
                 );
+            }
+            // Whatever an export is checked for or built from is exported.
+            let exported = |path: &str| {
+                library
+                    .export
+                    .iter()
+                    .any(|top| path == *top || path.starts_with(&format!("{top}/")))
+            };
+            for path in library.layout.iter().chain(library.submodules) {
+                assert!(exported(path.trim_end_matches('/')), "{library}: {path}");
+            }
+            for spec in library.crates {
+                assert!(exported(spec.dir), "{library}: {}", spec.dir);
+            }
+            for path in library.export {
+                assert!(crate::paths::RelativePath::new(path).is_ok(), "{path}");
             }
         }
     }

@@ -2,7 +2,11 @@
 
 use std::time::Duration;
 
-use crate::process::Limits;
+use crate::process::{Limits, Role};
+
+/// What a timeout's message tells the user.
+const REMEDY: &str = "\n  A from-source step that takes this long is stuck, or the machine is \
+                      very slow; the limits are regress_source::Timeouts.";
 
 /// Time limits per kind of external command. Each command that exceeds its
 /// limit is killed with everything it started.
@@ -50,6 +54,8 @@ impl Options {
         Limits {
             timeout,
             cancelled: self.cancelled,
+            role: Role::Work,
+            remedy: REMEDY,
         }
     }
 

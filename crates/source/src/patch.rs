@@ -38,11 +38,15 @@ pub struct PatchSet {
 
 impl PatchSet {
     /// Reads the name and version of each crate the library provides from
-    /// the export's manifests.
+    /// the export's manifests; an optional crate the revision does not have
+    /// is left out.
     pub fn from_export(export: &Export) -> Result<PatchSet, SourceError> {
         let mut crates = Vec::new();
         for spec in export.library.crates {
             let path = export.tree.join(spec.dir);
+            if spec.optional && !path.join("Cargo.toml").exists() {
+                continue;
+            }
             let package = read_package(&path, &export.tree).map_err(|(manifest, reason)| {
                 SourceError::Manifest {
                     library: export.library.name,

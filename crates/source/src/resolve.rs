@@ -9,14 +9,27 @@
 //! 1. every requirement on a patched crate in the unpatched graph is checked
 //!    against the version the revision carries (`=0.3.47` rejects 0.3.48):
 //!    a rejection is [`SourceError::PatchRejected`], naming the requirement
-//!    and who states it;
+//!    and who states it. Only the requirements of the patch's own version
+//!    line count when the graph has that line: the harnesses require rustls
+//!    `^0.23` and, for their 0.24 generation, `=0.24.0-dev.1`, and a patch
+//!    of rustls 0.24 replaces the second while crates.io's 0.23 stays for
+//!    the first (a `[patch]` only takes the place of compatible versions).
+//!    Without a version of the patch's line in the graph, every requirement
+//!    counts: the patch has to replace one of them, and the message names
+//!    the ones it cannot;
 //! 2. where the version differs from the lock's, `cargo update -p
 //!    <crate>@<locked> --precise <version>` with the patches moves the
 //!    scratch copy's lock (the only way cargo takes a patch of another
 //!    version);
 //! 3. `cargo metadata` with the patches must then resolve every patched
-//!    crate to its export folder, with no crates.io copy left and no
-//!    "not used" warning; otherwise [`SourceError::PatchUnused`].
+//!    crate to its export folder, with no crates.io copy of the patch's
+//!    version line left (another line may stay, as rustls 0.23 does beside a
+//!    patched 0.24) and no "not used" warning; otherwise
+//!    [`SourceError::PatchUnused`].
+//!
+//! Every `cargo metadata` runs with the harness build's features
+//! ([`crate::features::harness_features`]): the graph is feature
+//! dependent, and rustls 0.24 is only in it with `harnesses/rustls-0-24`.
 
 use std::path::{Path, PathBuf};
 
@@ -39,14 +52,16 @@ pub struct LockUpdate {
     pub to: semver::Version,
 }
 
-/// Checks, updates and verifies (see the module documentation).
+/// Checks, updates and verifies (see the module documentation);
+/// `features` are the harness build's `--features` arguments.
 pub(crate) fn apply(
     cargo: &Cargo,
     scratch: &Path,
     sets: &[PatchSet],
+    features: &[String],
     options: &Options,
 ) -> Result<Vec<LockUpdate>, SourceError> {
-    let plain = metadata(cargo, scratch, &[], options)?.0;
+    let plain = metadata(cargo, scratch, features, options)?.0;
     let patched_names: Vec<&str> = sets
         .iter()
         .flat_map(|set| set.crates.iter().map(|krate| krate.name.as_str()))
@@ -91,7 +106,9 @@ pub(crate) fn apply(
             to: krate.version.clone(),
         });
     }
-    let (patched, warnings) = metadata(cargo, scratch, &args, options)?;
+    let mut patched_args = args.clone();
+    patched_args.extend(features.iter().cloned());
+    let (patched, warnings) = metadata(cargo, scratch, &patched_args, options)?;
     verify_used(&patched, &warnings, sets)?;
     Ok(done)
 }
@@ -120,9 +137,17 @@ fn check_requirements(
 ) -> Result<(), SourceError> {
     let mut rejecting = Vec::new();
     let mut required = false;
-    for (dependent, req) in requirements(plain, &krate.name) {
+    let found = requirements(plain, &krate.name);
+    let own_line = found
+        .iter()
+        .any(|(_, _, resolved)| same_line(resolved, &krate.version));
+    for (dependent, req, resolved) in found {
         // A patched crate's own requirements come from the export instead.
         if patched_names.contains(&dependent.name.as_str()) {
+            continue;
+        }
+        // Another version line stays as it is beside the patch.
+        if own_line && !same_line(resolved, &krate.version) {
             continue;
         }
         required = true;
@@ -153,12 +178,16 @@ fn check_requirements(
     Ok(())
 }
 
-/// Every `(dependent package, requirement)` on `name` among the
-/// dependencies the resolved graph actually uses.
+/// Every `(dependent package, requirement, version it resolved to)` on
+/// `name` among the dependencies the resolved graph actually uses.
 pub fn requirements<'m>(
     metadata: &'m Metadata,
     name: &str,
-) -> Vec<(&'m cargo_metadata::Package, &'m semver::VersionReq)> {
+) -> Vec<(
+    &'m cargo_metadata::Package,
+    &'m semver::VersionReq,
+    &'m semver::Version,
+)> {
     let mut found = Vec::new();
     let Some(resolve) = &metadata.resolve else {
         return found;
@@ -167,15 +196,24 @@ pub fn requirements<'m>(
     for node in &resolve.nodes {
         let dependent = &metadata[&node.id];
         for edge in &node.deps {
-            if metadata[&edge.pkg].name.as_str() != name {
+            let resolved = &metadata[&edge.pkg];
+            if resolved.name.as_str() != name {
                 continue;
             }
             let kinds: Vec<DependencyKind> = edge.dep_kinds.iter().map(|info| info.kind).collect();
             for dependency in &dependent.dependencies {
                 let counts =
                     dependency.kind != DependencyKind::Development || members.contains(&node.id);
-                if dependency.name == name && counts && kinds.contains(&dependency.kind) {
-                    found.push((dependent, &dependency.req));
+                // A package can require two versions of a crate (the
+                // harnesses: rustls 0.23, and 0.24 renamed and optional):
+                // this edge resolved through the requirement its version
+                // meets, not the other one.
+                if dependency.name == name
+                    && counts
+                    && kinds.contains(&dependency.kind)
+                    && dependency.req.matches(&resolved.version)
+                {
+                    found.push((dependent, &dependency.req, &resolved.version));
                 }
             }
         }
@@ -200,17 +238,23 @@ fn locked_versions(metadata: &Metadata, name: &str) -> Vec<semver::Version> {
         .collect()
 }
 
-/// The locked version to move: the one semver-compatible with `to`, else
-/// the only one.
-fn pick_locked(locked: &[semver::Version], to: &semver::Version) -> Option<semver::Version> {
-    let compatible = |v: &semver::Version| match (v.major, to.major) {
-        (0, 0) if v.minor == 0 && to.minor == 0 => v.patch == to.patch,
-        (0, 0) => v.minor == to.minor,
+/// Whether two versions are on one version line, the way cargo's caret
+/// requirements see it: the same major version, or below 1.0 the same
+/// minor (below 0.1 the same patch). Pre-releases belong to their line
+/// (0.24.0-dev.1 is 0.24).
+pub fn same_line(a: &semver::Version, b: &semver::Version) -> bool {
+    match (a.major, b.major) {
+        (0, 0) if a.minor == 0 && b.minor == 0 => a.patch == b.patch,
+        (0, 0) => a.minor == b.minor,
         (a, b) => a == b,
-    };
+    }
+}
+
+/// The locked version to move: the one on `to`'s line, else the only one.
+fn pick_locked(locked: &[semver::Version], to: &semver::Version) -> Option<semver::Version> {
     locked
         .iter()
-        .find(|v| compatible(v))
+        .find(|v| same_line(v, to))
         .or(if locked.len() == 1 {
             locked.first()
         } else {
@@ -272,7 +316,7 @@ fn check_used(
             .map(|p| canonical(p.as_std_path()));
         if folder.as_ref() == Some(&wanted) && package.version == krate.version {
             from_export = true;
-        } else {
+        } else if same_line(&package.version, &krate.version) {
             return Err(unused(
                 set,
                 krate,
@@ -375,6 +419,16 @@ mod tests {
 
     fn v(text: &str) -> semver::Version {
         semver::Version::parse(text).expect("version")
+    }
+
+    #[test]
+    fn version_lines() {
+        assert!(same_line(&v("0.24.0-dev.1"), &v("0.24.0")));
+        assert!(same_line(&v("0.3.42"), &v("0.3.47")));
+        assert!(!same_line(&v("0.23.46"), &v("0.24.0-dev.1")));
+        assert!(!same_line(&v("0.0.1"), &v("0.0.2")));
+        assert!(same_line(&v("1.19.0"), &v("1.2.0")));
+        assert!(!same_line(&v("1.0.0"), &v("2.0.0")));
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct ScratchWorkspace {
     cargo: Cargo,
     patches: Vec<PatchSet>,
     args: Vec<String>,
+    /// The harness build's features for these patches.
+    features: Vec<String>,
     /// The lock moves `cargo update --precise` made (none without skew).
     pub lock_updates: Vec<LockUpdate>,
     _lock: File,
@@ -46,12 +48,16 @@ impl ScratchWorkspace {
     /// Copies the workspace for `patches`, checks each patch against the
     /// workspace's requirements, moves the copy's `Cargo.lock` where the
     /// versions differ, and checks that cargo really uses every patched
-    /// crate from its export.
+    /// crate from its export, with the harness features these versions
+    /// need ([`crate::features::harness_features`]; a version the harnesses
+    /// do not cover is refused first).
     pub fn prepare(
         dirs: &SourceDirs,
         patches: &[PatchSet],
         options: &Options,
     ) -> Result<ScratchWorkspace, SourceError> {
+        crate::features::check_coverage(patches)?;
+        let features = crate::features::harness_features(patches);
         let scratch = dirs.scratch();
         std::fs::create_dir_all(&scratch)
             .map_err(|error| SourceError::io("create", &scratch, error))?;
@@ -60,9 +66,11 @@ impl ScratchWorkspace {
         let root = scratch.join(&id);
         sync_workspace(dirs.workspace(), &root, options)?;
         let cargo = Cargo::detect(dirs.workspace(), options)?;
-        let lock_updates = resolve::apply(&cargo, &root, patches, options)?;
+        let lock_updates =
+            resolve::apply(&cargo, &root, patches, &feature_args(&features), options)?;
         Ok(ScratchWorkspace {
             args: crate::patch::cargo_args(patches)?,
+            features,
             root,
             cargo,
             patches: patches.to_vec(),
@@ -81,6 +89,17 @@ impl ScratchWorkspace {
         &self.args
     }
 
+    /// The harness features the patched versions need
+    /// (`harnesses/rustls-0-24`, ...), empty for the default build.
+    pub fn features(&self) -> &[String] {
+        &self.features
+    }
+
+    /// [`ScratchWorkspace::features`] as cargo arguments.
+    pub fn feature_args(&self) -> Vec<String> {
+        feature_args(&self.features)
+    }
+
     pub fn patches(&self) -> &[PatchSet] {
         &self.patches
     }
@@ -88,6 +107,14 @@ impl ScratchWorkspace {
     pub fn cargo(&self) -> &Cargo {
         &self.cargo
     }
+}
+
+/// `--features a,b`, or nothing.
+fn feature_args(features: &[String]) -> Vec<String> {
+    if features.is_empty() {
+        return Vec::new();
+    }
+    vec!["--features".to_owned(), features.join(",")]
 }
 
 /// `<16 hex digits>` naming the combination of library revisions.

@@ -37,7 +37,8 @@ fn end_to_end_build_of_the_harnesses_against_library_repositories() {
         .expect("set");
     let scratch = ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&s2n_set), &options())
         .expect("prepare");
-    let built = build_harnesses(&scratch, &dirs, &target, &options()).expect("the harnesses build");
+    let built =
+        build_harnesses(&scratch, &dirs, &target, &[], &options()).expect("the harnesses build");
     let perf = built
         .executables
         .iter()
@@ -77,7 +78,7 @@ fn end_to_end_build_of_the_harnesses_against_library_repositories() {
     let broken = export(&rustls, &Revision::WorkingTree, &dirs, &options()).expect("export");
     let sets = [s2n_set, PatchSet::from_export(&broken).expect("set")];
     let scratch = ScratchWorkspace::prepare(&dirs, &sets, &options()).expect("prepare");
-    let error = build_harnesses(&scratch, &dirs, &target, &options())
+    let error = build_harnesses(&scratch, &dirs, &target, &[], &options())
         .expect_err("no `builder_with_details`");
     let message = error.to_string();
     assert!(

@@ -116,12 +116,12 @@ fn version_skew_moves_the_lock_of_the_copy_only() {
 #[test]
 fn a_version_the_workspace_rejects_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let root = repos::s2n_tls(dir.path(), "0.3.48");
+    let root = repos::s2n_tls(dir.path(), "0.4.0");
     let dirs = dirs("patch-rejected");
     let lock = real_lock();
     let set = patch_set("s2n-tls", &root, &dirs);
     let error = ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options())
-        .expect_err("=0.3.47 rejects 0.3.48");
+        .expect_err(">=0.3.42, <0.4 rejects 0.4.0");
     let message = error.to_string();
     assert!(
         matches!(error, SourceError::PatchRejected { .. }),
@@ -129,8 +129,8 @@ fn a_version_the_workspace_rejects_is_a_clear_error() {
     );
     for expected in [
         "s2n-tls at HEAD (",
-        "s2n-tls 0.3.48",
-        "`=0.3.47`",
+        "s2n-tls 0.4.0",
+        "`>=0.3.42, <0.4`",
         "required by harnesses",
     ] {
         assert!(message.contains(expected), "{expected:?} not in: {message}");
@@ -157,7 +157,7 @@ fn a_version_the_workspace_rejects_is_a_clear_error() {
         matches!(error, SourceError::PatchUnused { .. }),
         "{message}"
     );
-    assert!(message.contains("s2n-tls 0.3.48"), "{message}");
+    assert!(message.contains("s2n-tls 0.4.0"), "{message}");
     assert_eq!(real_lock(), lock);
 }
 

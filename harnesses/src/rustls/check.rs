@@ -7,9 +7,9 @@
 //! (no HelloRetryRequest), the SNI the server saw, what the server queued
 //! after the handshake, and the chains each side received.
 
-use ::rustls::{CommonState, HandshakeKind};
 use regress_measure::HarnessError;
 
+use super::api::{self, HandshakeKind, Outputs, ProtocolVersion};
 use super::config::Configs;
 use super::transport::Pair;
 use crate::common::error::ensure;
@@ -20,14 +20,14 @@ use crate::common::pki::SERVER_NAME;
 
 /// One side's version, suite, group and handshake kind.
 fn negotiated(
-    conn: &CommonState,
+    conn: &Outputs,
     server_signature: Seen<SignatureScheme>,
     client_signature: Seen<SignatureScheme>,
 ) -> Negotiated {
     let version = match conn.protocol_version() {
         None => Seen::Nothing,
-        Some(::rustls::ProtocolVersion::TLSv1_2) => Seen::Is(TlsVersion::Tls12),
-        Some(::rustls::ProtocolVersion::TLSv1_3) => Seen::Is(TlsVersion::Tls13),
+        Some(ProtocolVersion::TLSv1_2) => Seen::Is(TlsVersion::Tls12),
+        Some(ProtocolVersion::TLSv1_3) => Seen::Is(TlsVersion::Tls13),
         Some(other) => Seen::Other(format!("{other:?}")),
     };
     Negotiated {
@@ -49,7 +49,7 @@ fn negotiated(
 }
 
 /// A scheme a verifier noted, in the shared vocabulary.
-fn noted(scheme: Option<::rustls::SignatureScheme>) -> Seen<SignatureScheme> {
+fn noted(scheme: Option<api::SignatureScheme>) -> Seen<SignatureScheme> {
     scheme.map_or(Seen::Nothing, |scheme| {
         SignatureScheme::from_iana(scheme.into())
     })
@@ -76,11 +76,11 @@ pub fn both_sides(
     [
         (
             "client",
-            negotiated(&pair.client, server_signature, Seen::NotVisible),
+            negotiated(pair.client.outputs(), server_signature, Seen::NotVisible),
         ),
         (
             "server",
-            negotiated(&pair.server, Seen::NotVisible, client_signature),
+            negotiated(pair.server.outputs(), Seen::NotVisible, client_signature),
         ),
     ]
 }
@@ -97,7 +97,7 @@ pub fn check_handshake(
 ) -> Result<(), HarnessError> {
     check_kind(pair, expected.resumed)?;
     expected.check(&both_sides(configs, pair, true))?;
-    let sni = pair.server.server_name();
+    let sni = api::sni(&pair.server);
     ensure(sni == Some(SERVER_NAME), || {
         format!("server saw SNI {sni:?}, expected {SERVER_NAME:?}")
     })?;
@@ -118,13 +118,13 @@ pub fn check_handshake(
     if expected.resumed {
         return Ok(());
     }
-    let received = pair.client.peer_certificates();
-    ensure(received == Some(&configs.server_chain[..]), || {
+    let received = api::peer_chain(pair.client.outputs());
+    ensure(received.as_ref() == Some(&configs.server_chain), || {
         "the client did not receive the test server chain".into()
     })?;
-    let received = pair.server.peer_certificates();
+    let received = api::peer_chain(pair.server.outputs());
     if expected.client_auth {
-        ensure(received == Some(&configs.client_chain[..]), || {
+        ensure(received.as_ref() == Some(&configs.client_chain), || {
             "the server did not receive the test client chain".into()
         })
     } else {
@@ -142,11 +142,20 @@ pub fn check_kind(pair: &Pair, resumed: bool) -> Result<(), HarnessError> {
     } else {
         HandshakeKind::Full
     };
-    let sides: [(&str, &CommonState); 2] = [("client", &pair.client), ("server", &pair.server)];
-    for (side, conn) in sides {
-        ensure(!conn.is_handshaking(), || {
-            format!("{side}: still handshaking")
-        })?;
+    let sides = [
+        (
+            "client",
+            pair.client.is_handshaking(),
+            pair.client.outputs(),
+        ),
+        (
+            "server",
+            pair.server.is_handshaking(),
+            pair.server.outputs(),
+        ),
+    ];
+    for (side, handshaking, conn) in sides {
+        ensure(!handshaking, || format!("{side}: still handshaking"))?;
         let actual = conn.handshake_kind();
         ensure(actual == Some(kind), || {
             format!("{side}: handshake kind {actual:?}, expected {kind:?}")

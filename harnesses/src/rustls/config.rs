@@ -5,31 +5,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ::rustls::client::{ClientSessionStore, Resumption, Tls12Resumption, WebPkiServerVerifier};
-use ::rustls::crypto::aws_lc_rs::{self as provider, cipher_suite, kx_group};
-use ::rustls::crypto::{CryptoProvider, SupportedKxGroup, WebPkiSupportedAlgorithms};
-use ::rustls::pki_types::pem::PemObject;
-use ::rustls::pki_types::{
-    CertificateDer, PrivateKeyDer, ServerName, SignatureVerificationAlgorithm, UnixTime,
-};
-use ::rustls::server::{NoServerSessionStorage, WebPkiClientVerifier};
-use ::rustls::time_provider::TimeProvider;
-use ::rustls::{
-    ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection,
-    SupportedCipherSuite, SupportedProtocolVersion,
-};
 use regress_measure::parts::Side;
 use regress_measure::HarnessError;
 
+use super::api::pki_types::pem::PemObject;
+use super::api::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use super::api::{
+    self, ClientConfig, ClientSessionStore, CryptoProvider, NoServerSessionStorage, Resumption,
+    RootCertStore, ServerConfig, TimeProvider, Tls12Resumption,
+};
 use super::rng;
 use super::transport::{Accepting, Pair};
 use super::verify::{NotingClientVerifier, NotingServerVerifier};
 use crate::common::error::{ensure, Context as _};
-use crate::common::pins::{CipherSuite, NamedGroup, Pins, SignatureScheme, TlsVersion};
+use crate::common::pins::Pins;
 use crate::common::pki::{PemCopies, SERVER_NAME};
 use crate::common::time::FIXED_UNIX_SECS;
 use crate::paths::Profile;
-use crate::tls::sides::{creating, Sides};
+use crate::tls::sides::creating;
 
 /// The fixed time as a [`UnixTime`], for APIs that take one directly.
 pub fn fixed_now() -> UnixTime {
@@ -48,62 +41,10 @@ impl TimeProvider for FixedTime {
     }
 }
 
-/// rustls's protocol version for a pinned one.
-fn version(version: TlsVersion) -> &'static SupportedProtocolVersion {
-    match version {
-        TlsVersion::Tls12 => &::rustls::version::TLS12,
-        TlsVersion::Tls13 => &::rustls::version::TLS13,
-    }
-}
-
-/// The aws-lc-rs provider's implementation of a pinned suite.
-fn suite(suite: CipherSuite) -> SupportedCipherSuite {
-    match suite {
-        CipherSuite::Tls13Aes128GcmSha256 => cipher_suite::TLS13_AES_128_GCM_SHA256,
-        CipherSuite::Tls13Aes256GcmSha384 => cipher_suite::TLS13_AES_256_GCM_SHA384,
-        CipherSuite::Tls13ChaCha20Poly1305Sha256 => cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
-        CipherSuite::EcdheRsaAes128GcmSha256 => cipher_suite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-        CipherSuite::EcdheRsaAes256GcmSha384 => cipher_suite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-        CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => {
-            cipher_suite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
-        }
-    }
-}
-
-/// The aws-lc-rs provider's implementation of a pinned group.
-fn group(group: NamedGroup) -> &'static dyn SupportedKxGroup {
-    match group {
-        NamedGroup::Secp256r1 => kx_group::SECP256R1,
-        NamedGroup::X25519 => kx_group::X25519,
-    }
-}
-
-/// A provider's scheme mapping: the pinned scheme alone, verified with
-/// webpki's algorithm for it.
-type MappingEntry = (
-    ::rustls::SignatureScheme,
-    &'static [&'static dyn SignatureVerificationAlgorithm],
-);
-type SchemeMapping = &'static [MappingEntry];
-
-fn scheme_mapping(scheme: SignatureScheme) -> SchemeMapping {
-    static RSA_PSS_RSAE_SHA256: [MappingEntry; 1] = [(
-        ::rustls::SignatureScheme::RSA_PSS_SHA256,
-        &[webpki::aws_lc_rs::RSA_PSS_2048_8192_SHA256_LEGACY_KEY],
-    )];
-    static ECDSA_SECP256R1_SHA256: [MappingEntry; 1] = [(
-        ::rustls::SignatureScheme::ECDSA_NISTP256_SHA256,
-        &[webpki::aws_lc_rs::ECDSA_P256_SHA256],
-    )];
-    match scheme {
-        SignatureScheme::RsaPssRsaeSha256 => &RSA_PSS_RSAE_SHA256,
-        SignatureScheme::EcdsaSecp256r1Sha256 => &ECDSA_SECP256R1_SHA256,
-    }
-}
-
 /// Everything rustls pins before building configs: a provider with exactly
 /// one suite, one group and one signature scheme, deterministic randomness
-/// ([`rng::DETERMINISTIC_RANDOM`]), the fixed clock and the version.
+/// ([`rng::DETERMINISTIC_RANDOM`]), the fixed clock and the version
+/// ([`api::pinned_provider`]).
 ///
 /// rustls offers (client) and requests (server, for client certificates)
 /// only the schemes its verifier supports, and a peer must sign with one it
@@ -115,26 +56,16 @@ fn scheme_mapping(scheme: SignatureScheme) -> SchemeMapping {
 pub struct Pinned {
     pub provider: Arc<CryptoProvider>,
     time: Arc<dyn TimeProvider>,
-    version: &'static SupportedProtocolVersion,
+    pins: Pins,
 }
 
 impl Pinned {
     /// The provider, clock and version of `pins`.
     pub fn new(pins: &Pins) -> Pinned {
-        let base = provider::default_provider();
         Pinned {
-            provider: Arc::new(CryptoProvider {
-                cipher_suites: vec![suite(pins.suite)],
-                kx_groups: vec![group(pins.group)],
-                signature_verification_algorithms: WebPkiSupportedAlgorithms {
-                    all: base.signature_verification_algorithms.all,
-                    mapping: scheme_mapping(pins.scheme),
-                },
-                secure_random: &rng::DETERMINISTIC_RANDOM,
-                key_provider: base.key_provider,
-            }),
+            provider: Arc::new(api::pinned_provider(pins, &rng::DETERMINISTIC_RANDOM)),
             time: Arc::new(FixedTime),
-            version: version(pins.version),
+            pins: *pins,
         }
     }
 }
@@ -179,16 +110,9 @@ pub fn server_config(
     client_auth: bool,
     tickets: bool,
 ) -> Result<(ServerConfig, Option<Arc<NotingClientVerifier>>), HarnessError> {
-    let builder = ServerConfig::builder_with_details(pinned.provider.clone(), pinned.time.clone())
-        .with_protocol_versions(&[pinned.version])
-        .context("pinning the server's protocol version")?;
+    let builder = api::server_builder(&pinned.provider, &pinned.time, &pinned.pins)?;
     let (builder, client_verifier) = if client_auth {
-        let inner = WebPkiClientVerifier::builder_with_provider(
-            trust_only(&pem.ca)?,
-            pinned.provider.clone(),
-        )
-        .build()
-        .context("building the client-certificate verifier")?;
+        let inner = api::client_verifier(trust_only(&pem.ca)?, &pinned.provider)?;
         let verifier = Arc::new(NotingClientVerifier::new(inner));
         (
             builder.with_client_cert_verifier(verifier.clone()),
@@ -197,17 +121,12 @@ pub fn server_config(
     } else {
         (builder.with_no_client_auth(), None)
     };
-    let mut config = builder
-        .with_single_cert(parse_chain(&pem.server_chain)?, parse_key(&pem.server_key)?)
+    let chain = parse_chain(&pem.server_chain)?;
+    let mut config = api::with_single_cert(builder, chain, parse_key(&pem.server_key)?)
         .context("loading the server chain and key")?;
     config.session_storage = Arc::new(NoServerSessionStorage {});
     config.require_ems = true;
-    if tickets {
-        config.ticketer = provider::Ticketer::new().context("creating the ticketer")?;
-        config.send_tls13_tickets = 1;
-    } else {
-        config.send_tls13_tickets = 0;
-    }
+    api::set_tickets(&mut config, tickets)?;
     Ok((config, client_verifier))
 }
 
@@ -224,22 +143,17 @@ pub fn client_config(
     client_auth: bool,
     resumption: Option<Arc<dyn ClientSessionStore>>,
 ) -> Result<(ClientConfig, Arc<NotingServerVerifier>), HarnessError> {
-    let inner =
-        WebPkiServerVerifier::builder_with_provider(trust_only(&pem.ca)?, pinned.provider.clone())
-            .build()
-            .context("building the server-certificate verifier")?;
+    let inner = api::server_verifier(trust_only(&pem.ca)?, &pinned.provider)?;
     let verifier = Arc::new(NotingServerVerifier::new(inner));
-    let builder = ClientConfig::builder_with_details(pinned.provider.clone(), pinned.time.clone())
-        .with_protocol_versions(&[pinned.version])
-        .context("pinning the client's protocol version")?
+    let builder = api::client_builder(&pinned.provider, &pinned.time, &pinned.pins)?
         .dangerous()
         .with_custom_certificate_verifier(verifier.clone());
     let mut config = if client_auth {
-        builder
-            .with_client_auth_cert(parse_chain(&pem.client_chain)?, parse_key(&pem.client_key)?)
+        let chain = parse_chain(&pem.client_chain)?;
+        api::with_client_auth_cert(builder, chain, parse_key(&pem.client_key)?)
             .context("loading the client chain and key")?
     } else {
-        builder.with_no_client_auth()
+        api::with_no_client_auth(builder).context("finishing the client config")?
     };
     config.resumption = match resumption {
         None => Resumption::disabled(),
@@ -322,7 +236,7 @@ impl Configs {
 
     /// A fresh server connection and empty pipes, waiting for a client.
     pub fn accept(&self) -> Result<Accepting, HarnessError> {
-        let server = creating(Side::Server, || ServerConnection::new(self.server.clone()))
+        let server = creating(Side::Server, || api::Side::server(&self.server))
             .context("creating the server connection")?;
         Ok(Accepting::new(server))
     }
@@ -341,13 +255,8 @@ impl Configs {
         client: &Arc<ClientConfig>,
         accepting: Accepting,
     ) -> Result<Pair, HarnessError> {
-        // The client's first call: marked as its first stage.
-        let client = Sides::new()
-            .call(Side::Client, || {
-                ClientConnection::new(client.clone(), self.server_name.clone())
-            })
-            .context("creating the client connection")?;
-        Ok(accepting.connect(client))
+        // The client's first call is marked in `Accepting::connect`.
+        accepting.connect(client, self.server_name.clone())
     }
 
     /// A complete handshake outside any count (for `prepare`s and `check`s).
@@ -369,12 +278,7 @@ mod tests {
         for path in Handshake::ALL {
             let pins = path.profile().pins;
             let provider = Pinned::new(&pins).provider;
-            let suites: Vec<u16> = provider
-                .cipher_suites
-                .iter()
-                .map(|s| s.suite().into())
-                .collect();
-            assert_eq!(suites, [pins.suite.iana()]);
+            assert_eq!(api::suites_of(&provider), [pins.suite.iana()]);
             let groups: Vec<u16> = provider.kx_groups.iter().map(|g| g.name().into()).collect();
             assert_eq!(groups, [pins.group.iana()]);
             let schemes: Vec<u16> = provider

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use ::rustls::{ClientConfig, ServerConfig};
 use regress_measure::{Harness, HarnessError};
 
+use super::api::{ClientConfig, ServerConfig};
 use super::check::check_handshake;
 use super::config::{client_config, server_config, Configs, Pinned};
 use super::verify::NotingServerVerifier;

@@ -1,8 +1,10 @@
 //! rustls harnesses.
 //!
-//! Mutually exclusive paths of rustls 0.23 with its aws-lc-rs provider, one
+//! Mutually exclusive paths of rustls with its aws-lc-rs provider, one
 //! harness per kind of path, each parameterised by its path's data
-//! (`crate::paths`). Full handshakes and records use the shapes every TLS
+//! (`crate::paths`), for two API generations: rustls 0.23 (the default
+//! build) and rustls 0.24.0-dev (feature `rustls-0-24`; see
+//! [below](#rustls-024)). Full handshakes and records use the shapes every TLS
 //! library shares (`crate::tls`), which [`tls::Rustls`] fills:
 //!
 //! | path | harness |
@@ -28,8 +30,8 @@
 //! - **Protocol version**: the pinned one only. Extended master secret is
 //!   *required* on both sides.
 //! - **No resumption** except in `session_resumption`: clients use
-//!   `Resumption::disabled()`, servers `NoServerSessionStorage`,
-//!   `send_tls13_tickets = 0` and no ticketer.
+//!   `Resumption::disabled()`, servers `NoServerSessionStorage`, no TLS 1.3
+//!   tickets and no ticketer.
 //! - **Fixed time** ([`config::FixedTime`]) on every config and for x509
 //!   verification, and **deterministic randomness** for rustls's own draws
 //!   ([`rng::DETERMINISTIC_RANDOM`], test only). aws-lc's randomness
@@ -47,9 +49,55 @@
 //! ServerKeyExchange) as the peer's verifier saw it ([`verify`]), the
 //! certificates each side received, and SNI.
 //!
-//! Inside this module the rustls crate is `::rustls`, to keep it apart from
-//! the module's own name.
+//! # rustls 0.24
+//!
+//! The same harnesses, names, pins and checks build against rustls
+//! 0.24.0-dev with `--features harnesses/rustls-0-24` (`Cargo.lock` holds
+//! 0.24.0-dev.1 beside 0.23.46; `cargo test` builds 0.23). Only the calls
+//! into rustls differ; they live in [`api`], one module per generation
+//! ([`api`] says what each provides). What differs in 0.24:
+//!
+//! - **The provider is a crate of its own**: `rustls-aws-lc-rs` (0.1.0-dev.1
+//!   for rustls 0.24.0-dev.1; its 0.24.0-dev.2 requires rustls
+//!   0.24.0-dev.2). A `CryptoProvider` has separate `tls12_cipher_suites`
+//!   and `tls13_cipher_suites` lists, a `ticketer_factory` (0.23:
+//!   `aws_lc_rs::Ticketer::new()`), and no readable default list of
+//!   certificate algorithms (`WebPkiSupportedAlgorithms::new`, whose `all`
+//!   the harnesses spell out in the provider's order).
+//! - **No version list**: the builders take none; a provider offers the
+//!   versions it has suites for, so the one pinned suite pins the version
+//!   (and the builders check that it does).
+//! - **Identities**: a server's chain and key are an `Arc<Identity>` (built
+//!   from the chain), a peer's chain is `peer_identity()`, and verifiers
+//!   implement `ServerVerifier`/`ClientVerifier`, whose `verify_identity`
+//!   checks the chain and whose signature checks take a
+//!   `SignatureVerificationInput`.
+//! - **Sessions**: a client's session store is keyed by
+//!   `ClientSessionKey` (a config hash and the server name), and the
+//!   server's ticket count is `Tls13Tickets { default, max }`.
+//! - **IO**: the TLS data a connection reads waits in a buffer the caller
+//!   owns (`VecInput`), and it reports what it negotiated through
+//!   `ConnectionOutputs`.
+//! - **webpki** is 0.104.0-alpha.7 (0.23: 0.103), whose end-entity check
+//!   takes `&ExtendedKeyUsage`.
+//!
+//! rustls's `main` moved on after releasing 0.24.0-dev.1 without changing
+//! the version (feature `rustls-0-24-main`, picked by `regress-source` from
+//! the patched crate's source): from commit d993ef74b, a connection writes
+//! its TLS data into a `Vec<u8>` the caller owns (nothing queued inside; a
+//! side's buffer is handed to the transport in one write) and hands out
+//! received plaintext record by record through a `MessageHandler` (no
+//! plaintext buffer inside), and `verify_identity` returns the
+//! `VerifiedIdentity` it checked. From commit 86e066192 a record's payload
+//! including the 17 bytes of AEAD tag and content type stays within
+//! 16 KiB, so on main a 16 KiB write is **two records** (16,367 + 17 bytes):
+//! `record_*_16k` counts that change. crates.io's 0.24.0-dev.2 is yet
+//! another API (connections as typestates) and is not covered.
+//!
+//! Inside this module the rustls crate is reached through [`api`]; the
+//! crate names are `::rustls` (0.23) and `::rustls024` (0.24).
 
+pub mod api;
 pub mod check;
 pub mod config;
 pub mod config_build;

@@ -3,14 +3,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use ::rustls::client::{
-    ClientSessionStore, Resumption, Tls12ClientSessionValue, Tls12Resumption,
-    Tls13ClientSessionValue,
-};
-use ::rustls::pki_types::ServerName;
-use ::rustls::{ClientConfig, NamedGroup};
 use regress_measure::{Harness, HarnessError};
 
+use super::api::{ClientConfig, Resumption, Ticket, Tls12Resumption};
 use super::check::check_handshake;
 use super::config::Configs;
 use super::transport::{Accepting, Pair};
@@ -25,10 +20,14 @@ use crate::paths::Handshake;
 /// `HashMap` with a per-process random hasher; one server name needs no map.
 /// Key-exchange hints are not kept: with secp256r1 the only group, the
 /// client's key share is the same either way.
+///
+/// Its `ClientSessionStore` impl is in [`super::api`] (the trait differs by
+/// rustls version): it only calls `TicketQueue::catch` and
+/// `TicketQueue::offer`.
 #[derive(Debug)]
-struct TicketQueue {
+pub struct TicketQueue {
     offers: bool,
-    tickets: Mutex<VecDeque<Tls13ClientSessionValue>>,
+    tickets: Mutex<VecDeque<Ticket>>,
 }
 
 impl TicketQueue {
@@ -39,7 +38,7 @@ impl TicketQueue {
         }
     }
 
-    fn push(&self, ticket: Tls13ClientSessionValue) -> Result<(), HarnessError> {
+    fn push(&self, ticket: Ticket) -> Result<(), HarnessError> {
         self.tickets
             .lock()
             .map_err(|_| "the ticket queue's lock is poisoned")?
@@ -47,8 +46,27 @@ impl TicketQueue {
         Ok(())
     }
 
-    fn pop(&self) -> Option<Tls13ClientSessionValue> {
+    fn pop(&self) -> Option<Ticket> {
         self.tickets.lock().ok()?.pop_front()
+    }
+
+    /// A ticket the client received: kept by a catching queue.
+    pub(in crate::rustls) fn catch(&self, ticket: Ticket) {
+        if !self.offers {
+            // A store cannot report errors; a poisoned lock loses the ticket
+            // and `SessionResumption::prepare` reports it missing.
+            let _ = self.push(ticket);
+        }
+    }
+
+    /// The ticket a client offers: the oldest queued, from an offering
+    /// queue.
+    pub(in crate::rustls) fn offer(&self) -> Option<Ticket> {
+        if self.offers {
+            self.pop()
+        } else {
+            None
+        }
     }
 
     #[cfg(test)]
@@ -57,39 +75,6 @@ impl TicketQueue {
     }
 }
 
-impl ClientSessionStore for TicketQueue {
-    fn set_kx_hint(&self, _: ServerName<'static>, _: NamedGroup) {}
-
-    fn kx_hint(&self, _: &ServerName<'_>) -> Option<NamedGroup> {
-        None
-    }
-
-    fn set_tls12_session(&self, _: ServerName<'static>, _: Tls12ClientSessionValue) {}
-
-    fn tls12_session(&self, _: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
-        None
-    }
-
-    fn remove_tls12_session(&self, _: &ServerName<'static>) {}
-
-    fn insert_tls13_ticket(&self, _: ServerName<'static>, ticket: Tls13ClientSessionValue) {
-        if !self.offers {
-            // A store cannot report errors; a poisoned lock loses the ticket
-            // and `SessionResumption::prepare` reports it missing.
-            let _ = self.push(ticket);
-        }
-    }
-
-    fn take_tls13_ticket(&self, _: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
-        if self.offers {
-            self.pop()
-        } else {
-            None
-        }
-    }
-}
-
-/// One TLS 1.3 handshake resumed from a session ticket (PSK with (EC)DHE),
 /// One TLS 1.3 handshake resumed from a session ticket (PSK with (EC)DHE),
 /// of the configs of its [`Handshake`] path (tickets on).
 ///
@@ -113,10 +98,11 @@ impl ClientSessionStore for TicketQueue {
 /// ticket from its own `prepare`; all are issued by the same ticketer and are
 /// the same size. Fixed time makes the ticket age zero.
 ///
-/// A caveat: rustls's `Ticketer` rotates its key every 6 hours and reads the
-/// system clock (`SystemTime::now`, not the config's time provider) on each
-/// encryption and decryption to decide; in a measured process the key never
-/// rotates, so the path is the same, but those two clock reads are counted.
+/// A caveat: rustls's `Ticketer` rotates its key every 6 hours and reads a
+/// clock (`SystemTime::now`; 0.24: `Instant::now`; not the config's time
+/// provider) on each encryption and decryption to decide; in a measured
+/// process the key never rotates, so the path is the same, but those two
+/// clock reads are counted.
 ///
 /// **Check:** both sides report `HandshakeKind::Resumed` with the pinned
 /// version, suite and group; the server saw SNI and has the new ticket
@@ -205,7 +191,6 @@ impl Harness for SessionResumption {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rustls::transport::flush;
 
     fn harness() -> SessionResumption {
         SessionResumption(Handshake::ALL[5])
@@ -265,7 +250,7 @@ mod tests {
         let setup = harness.setup().expect("setup");
         let accepting = harness.prepare(&setup).expect("prepare");
         let mut pair = harness.run(&setup, accepting).expect("run");
-        flush(&mut pair.server, &mut pair.server_end).expect("flush");
+        pair.server.flush(&mut pair.server_end).expect("flush");
         let records = pair.client_end.incoming_records().expect("whole records");
         assert_eq!(records.len(), 1, "exactly one record: {records:?}");
         assert_eq!(

@@ -10,11 +10,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use ::rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use ::rustls::client::WebPkiServerVerifier;
-use ::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use ::rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
-use ::rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
+use super::api::{self, DigitallySignedStruct, SignatureScheme, Verified};
 
 /// The signature scheme of the last handshake signature a verifier accepted.
 ///
@@ -41,25 +37,23 @@ impl SchemeLog {
 }
 
 /// A rustls verifier that notes the scheme of every handshake signature it
-/// accepts; every other call is passed through unchanged.
-/// [`NotingServerVerifier`] wraps rustls's [`WebPkiServerVerifier`],
+/// accepts; every other call is passed through unchanged (the trait impls
+/// are in [`super::api`], as the verifier traits differ by rustls version).
+/// [`NotingServerVerifier`] wraps rustls's `WebPkiServerVerifier`,
 /// [`NotingClientVerifier`] its `WebPkiClientVerifier` (client certificate
 /// required).
 #[derive(Debug)]
 pub struct Noting<V: ?Sized> {
-    inner: Arc<V>,
+    pub(in crate::rustls) inner: Arc<V>,
     /// Schemes of the peer's signatures this verifier accepted.
     pub log: SchemeLog,
 }
 
 /// A client's verifier of the server.
-pub type NotingServerVerifier = Noting<WebPkiServerVerifier>;
+pub type NotingServerVerifier = Noting<api::WebPkiServerVerifier>;
 
 /// A server's verifier of the client.
-pub type NotingClientVerifier = Noting<dyn ClientCertVerifier>;
-
-/// What a signature check returns.
-type Verified = Result<HandshakeSignatureValid, ::rustls::Error>;
+pub type NotingClientVerifier = Noting<api::ClientVerifier>;
 
 impl<V: ?Sized> Noting<V> {
     /// Wraps `inner` with an empty log.
@@ -71,91 +65,16 @@ impl<V: ?Sized> Noting<V> {
     }
 
     /// `verified`, noting the signature's scheme if it verified.
-    fn noted(&self, dss: &DigitallySignedStruct, verified: Verified) -> Verified {
+    pub(in crate::rustls) fn noted(
+        &self,
+        dss: &DigitallySignedStruct,
+        verified: Verified,
+    ) -> Verified {
         if verified.is_ok() {
             self.log.note(dss.scheme);
         }
         verified
     }
-}
-
-/// The methods both verifier traits have: the two handshake-signature
-/// checks, noting what verified, and the scheme list and raw-key flag,
-/// passed through.
-macro_rules! signature_checks {
-    () => {
-        fn verify_tls12_signature(
-            &self,
-            message: &[u8],
-            cert: &CertificateDer<'_>,
-            dss: &DigitallySignedStruct,
-        ) -> Verified {
-            self.noted(dss, self.inner.verify_tls12_signature(message, cert, dss))
-        }
-
-        fn verify_tls13_signature(
-            &self,
-            message: &[u8],
-            cert: &CertificateDer<'_>,
-            dss: &DigitallySignedStruct,
-        ) -> Verified {
-            self.noted(dss, self.inner.verify_tls13_signature(message, cert, dss))
-        }
-
-        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-            self.inner.supported_verify_schemes()
-        }
-
-        fn requires_raw_public_keys(&self) -> bool {
-            self.inner.requires_raw_public_keys()
-        }
-    };
-}
-
-impl ServerCertVerifier for NotingServerVerifier {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, ::rustls::Error> {
-        self.inner
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-    }
-
-    signature_checks!();
-
-    fn root_hint_subjects(&self) -> Option<&[DistinguishedName]> {
-        self.inner.root_hint_subjects()
-    }
-}
-
-impl ClientCertVerifier for NotingClientVerifier {
-    fn offer_client_auth(&self) -> bool {
-        self.inner.offer_client_auth()
-    }
-
-    fn client_auth_mandatory(&self) -> bool {
-        self.inner.client_auth_mandatory()
-    }
-
-    fn root_hint_subjects(&self) -> &[DistinguishedName] {
-        self.inner.root_hint_subjects()
-    }
-
-    fn verify_client_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        now: UnixTime,
-    ) -> Result<ClientCertVerified, ::rustls::Error> {
-        self.inner
-            .verify_client_cert(end_entity, intermediates, now)
-    }
-
-    signature_checks!();
 }
 
 #[cfg(test)]

@@ -4,13 +4,12 @@
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, OnceLock};
 
-use ::rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
-use ::rustls::client::WebPkiServerVerifier;
-use ::rustls::pki_types::pem::PemObject;
-use ::rustls::pki_types::{CertificateDer, ServerName, TrustAnchor, UnixTime};
 use regress_measure::{Harness, HarnessError};
-use webpki::EndEntityCert;
 
+use super::api::pki_types::pem::PemObject;
+use super::api::pki_types::{CertificateDer, ServerName, TrustAnchor, UnixTime};
+use super::api::webpki::{self, EndEntityCert};
+use super::api::{self, LeafIdentity, ServerVerified, WebPkiServerVerifier};
 use super::config::{fixed_now, parse_chain, trust_only, Pinned};
 use crate::common::error::{ensure, Context as _};
 use crate::common::pki::{PemCopies, Pki, SERVER_NAME};
@@ -141,17 +140,20 @@ fn parse(der: &ChainDer) -> Result<(EndEntityCert<'_>, TrustAnchor<'_>), Harness
 
 /// The parsed leaf verifies through the parsed anchor for server
 /// authentication at the fixed time, and is valid for `localhost`.
+// webpki 0.104 (rustls 0.24) takes the usage as `&dyn`, 0.103 (rustls
+// 0.23) as `impl` (which a reference also is): one borrow serves both.
+#[allow(clippy::needless_borrows_for_generic_args)]
 fn check_parsed(
     setup: &ParseSetup,
     leaf: &EndEntityCert<'_>,
     anchor: &TrustAnchor<'_>,
 ) -> Result<(), HarnessError> {
     leaf.verify_for_usage(
-        setup.pinned.provider.signature_verification_algorithms.all,
+        api::all_algorithms(&setup.pinned.provider),
         std::slice::from_ref(anchor),
         &[],
         fixed_now(),
-        webpki::KeyUsage::server_auth(),
+        &api::Eku::server_auth(),
         None,
         None,
     )
@@ -168,7 +170,10 @@ fn check_parsed(
 /// time, with the test CA as the only trust anchor, exactly as a rustls
 /// client does during a handshake.
 ///
-/// **Counted:** `WebPkiServerVerifier::verify_server_cert`: parsing the leaf,
+/// **Counted:** `WebPkiServerVerifier::verify_server_cert` (0.24:
+/// `verify_identity` of the leaf as a server identity, built in `setup`,
+/// which also clones that identity into the `VerifiedIdentity` it returns
+/// on rustls main): parsing the leaf,
 /// building the path to the trust anchor (issuer match, then the CA's
 /// sha256WithRSAEncryption signature over the leaf: an RSA-4096 public-key
 /// operation), validity at the fixed time, basic constraints and extended
@@ -189,7 +194,8 @@ pub struct X509VerifyChain;
 #[derive(Debug)]
 pub struct VerifySetup {
     verifier: Arc<WebPkiServerVerifier>,
-    leaf: CertificateDer<'static>,
+    /// The leaf as the verifier takes it.
+    leaf: LeafIdentity,
     server_name: ServerName<'static>,
     now: UnixTime,
 }
@@ -197,30 +203,24 @@ pub struct VerifySetup {
 impl VerifySetup {
     fn new(ca_pem: &[u8]) -> Result<VerifySetup, HarnessError> {
         let pinned = Pinned::new(&Handshake::RSA4096.profile().pins);
-        let verifier = WebPkiServerVerifier::builder_with_provider(
-            trust_only(ca_pem)?,
-            pinned.provider.clone(),
-        )
-        .build()
-        .context("building the verifier")?;
+        let verifier = api::server_verifier(trust_only(ca_pem)?, &pinned.provider)?;
         Ok(VerifySetup {
             verifier,
-            leaf: rsa_chain_der()?.leaf.clone(),
+            leaf: api::server_identity(&rsa_chain_der()?.leaf),
             server_name: ServerName::try_from(SERVER_NAME).context("the server name")?,
             now: fixed_now(),
         })
     }
 
-    fn verify(&self) -> Result<ServerCertVerified, ::rustls::Error> {
-        self.verifier
-            .verify_server_cert(&self.leaf, &[], &self.server_name, &[], self.now)
+    fn verify(&self) -> Result<ServerVerified, api::Error> {
+        api::verify_server(&self.verifier, &self.leaf, &self.server_name, self.now)
     }
 }
 
 impl Harness for X509VerifyChain {
     type Setup = VerifySetup;
     type Input = ();
-    type Output = ServerCertVerified;
+    type Output = ServerVerified;
 
     fn setup(&self) -> Result<VerifySetup, HarnessError> {
         VerifySetup::new(&PemCopies::of(Pki::Rsa4096).ca)
@@ -230,11 +230,11 @@ impl Harness for X509VerifyChain {
         Ok(())
     }
 
-    fn run(&self, setup: &VerifySetup, _: ()) -> Result<ServerCertVerified, HarnessError> {
+    fn run(&self, setup: &VerifySetup, _: ()) -> Result<ServerVerified, HarnessError> {
         setup.verify().context("verifying the leaf")
     }
 
-    fn check(&self, _: &VerifySetup, _verified: &ServerCertVerified) -> Result<(), HarnessError> {
+    fn check(&self, _: &VerifySetup, _verified: &ServerVerified) -> Result<(), HarnessError> {
         Ok(())
     }
 }

@@ -5,12 +5,19 @@
 //! [`Negotiated`], which the shared
 //! [`Expected::check`] compares. What only s2n-tls reports is checked here
 //! too: the handshake type (full or resumed, no HelloRetryRequest, no
-//! TLS 1.2 ticket, client authentication), the key types of both
-//! certificates, and that nothing is left in the transport.
+//! TLS 1.2 ticket, client authentication), that both sides completed the
+//! handshake with the same secret, the certificate chains each side
+//! validated, and that nothing is left in the transport.
+//!
+//! Only APIs that s2n-tls 0.3.42 to 0.3.47 all have are used here (0.3.42
+//! lacks `Connection::handshake_complete` and
+//! `Connection::signature_public_key_type`; see `completion_secret` and
+//! `check_chain` for what replaces them).
 
 use regress_measure::HarnessError;
+use s2n_tls::cert_chain::{self, CertificateChain};
 use s2n_tls::connection::Connection;
-use s2n_tls::enums::{HashAlgorithm, Mode, SignatureAlgorithm, Version};
+use s2n_tls::enums::{HashAlgorithm, SignatureAlgorithm, Version};
 
 use super::transport::Pair;
 use crate::common::error::{ensure, Context as _};
@@ -70,12 +77,62 @@ pub fn both_sides(pair: &Pair) -> Result<[(&'static str, Negotiated); 2], Harnes
     ])
 }
 
-/// The key type s2n-tls reports for a PKI's leaves.
-fn key_type(pki: Pki) -> &'static str {
-    match pki {
-        Pki::Rsa4096 => "rsa4096",
-        Pki::EcdsaP256 => "ecdsa_secp256r1",
-    }
+/// The label of the TLS 1.3 exporter value [`completion_secret`] derives
+/// (RFC 8446 section 7.5; any label the application chooses).
+const COMPLETION_LABEL: &[u8] = b"EXPORTER-regress-handshake-complete";
+
+/// A secret s2n-tls gives out only once `conn`'s handshake is complete: a
+/// 32-byte TLS 1.3 exporter value, or the TLS 1.2 master secret. Both
+/// `s2n_connection_tls_exporter` and `s2n_connection_get_master_secret`
+/// fail with `S2N_ERR_HANDSHAKE_NOT_COMPLETE` until `is_handshake_complete`
+/// holds, the condition `Connection::handshake_complete` (in 0.3.47, not in
+/// 0.3.42) reports; and the same value on both sides also shows they derived
+/// the same keys.
+fn completion_secret(side: &str, conn: &Connection) -> Result<Vec<u8>, HarnessError> {
+    let version = conn.actual_protocol_version();
+    let secret = match version {
+        Ok(Version::TLS13) => {
+            let mut value = vec![0; 32];
+            conn.tls_exporter(COMPLETION_LABEL, b"", &mut value)
+                .map(|()| value)
+        }
+        Ok(Version::TLS12) => conn.master_secret(),
+        other => return Err(format!("{side}: no TLS 1.2 or 1.3 handshake ({other:?})").into()),
+    };
+    secret.map_err(|error| format!("{side}: handshake is not complete ({error})").into())
+}
+
+/// The DER certificates of `chain`, in order.
+fn ders(chain: &CertificateChain<'_>) -> Result<Vec<Vec<u8>>, HarnessError> {
+    chain.iter().map(|cert| Ok(cert?.der()?.to_vec())).collect()
+}
+
+/// Checks that `conn` validated exactly the chain in `pem` (leaf, then CA),
+/// as s2n-tls itself parses that PEM. The leaf carries the key the peer
+/// signed with, so this also pins the peer's key type (RSA-4096 or P-256),
+/// what `signature_public_key_type` reported before.
+fn check_chain(conn: &Connection, peer: &str, pem: &[u8]) -> Result<(), HarnessError> {
+    let validated = conn
+        .peer_cert_chain()
+        .map_err(|error| format!("reading the {peer}'s validated chain: {error}"))?;
+    let mut expected = cert_chain::Builder::new()?;
+    expected
+        .load_public_pem(pem)
+        .context("parsing the PKI's chain")?;
+    let expected = ders(&expected.build()?)?;
+    let validated = ders(&validated)?;
+    ensure(validated == expected, || {
+        format!(
+            "the {peer}'s validated chain ({} certificates) is not the test PKI's ({})",
+            validated.len(),
+            expected.len()
+        )
+    })
+}
+
+/// The chain each side of a `pki` handshake must have validated.
+fn chains(pki: Pki) -> (&'static [u8], &'static [u8]) {
+    (pki.server_chain_pem(), pki.client_chain_pem())
 }
 
 /// Checks both sides finished the `expected` handshake, on configs built
@@ -89,10 +146,12 @@ pub fn check_handshake(
     expected: &Expected,
 ) -> Result<(), HarnessError> {
     let resumed = expected.resumed;
+    let client = completion_secret("client", &pair.client)?;
+    let server = completion_secret("server", &pair.server)?;
+    ensure(client == server, || {
+        "client and server completed the handshake with different secrets".to_owned()
+    })?;
     for (side, conn) in [("client", &pair.client), ("server", &pair.server)] {
-        ensure(conn.handshake_complete(), || {
-            format!("{side}: handshake is not complete")
-        })?;
         check_handshake_type(side, conn, expected)?;
     }
     expected.check(&both_sides(pair)?)?;
@@ -110,14 +169,8 @@ pub fn check_handshake(
     if expected.pins.version == TlsVersion::Tls12 {
         check_tls12_extras(pair, expected.pins.suite)?;
     }
-    let pki = key_type(profile.pki);
-    let key = pair
-        .client
-        .signature_public_key_type(Mode::Server)
-        .context("reading the server's key type")?;
-    ensure(key == pki, || {
-        format!("server key is {key}, expected {pki}")
-    })?;
+    let (server_chain, client_chain) = chains(profile.pki);
+    check_chain(&pair.client, "server", server_chain)?;
     if expected.client_auth {
         ensure(pair.client.client_cert_used(), || {
             "the client did not send its certificate".to_owned()
@@ -129,13 +182,7 @@ pub fn check_handshake(
         ensure(chain.is_some_and(|chain| !chain.is_empty()), || {
             "the server holds no verified client certificate chain".to_owned()
         })?;
-        let key = pair
-            .server
-            .signature_public_key_type(Mode::Client)
-            .context("reading the client's key type on the server")?;
-        ensure(key == pki, || {
-            format!("client key is {key}, expected {pki}")
-        })?;
+        check_chain(&pair.server, "client", client_chain)?;
     }
     Ok(())
 }
@@ -167,7 +214,8 @@ fn check_handshake_type(
 }
 
 /// Layout of the TLS 1.2 client session state that
-/// `s2n_connection_get_session` writes (s2n-tls 0.3.47, `tls/s2n_resume.c`):
+/// `s2n_connection_get_session` writes (s2n-tls 0.3.42 to 0.3.47,
+/// `tls/s2n_resume.c`):
 /// `S2N_STATE_WITH_SESSION_ID` (0), the session-ID length and bytes, then the
 /// `S2N_SERIALIZED_FORMAT_TLS12_V3` (4) state: protocol version, cipher suite
 /// (2 bytes), time (8), master secret (48) and `ems_negotiated` (1).
@@ -184,7 +232,7 @@ const S2N_TLS12: u8 = 33;
 /// the client's serialized TLS 1.2 session state ends with the connection's
 /// `ems_negotiated` flag, which the client sets only after the ServerHello
 /// carried the extended_master_secret extension in reply to its own. The
-/// parse is self-checking: the state must have the 0.3.47 layout, name
+/// parse is self-checking: the state must have that layout, name
 /// TLS 1.2 and the pinned suite, and carry the same master secret that both
 /// connections report, or the check fails rather than read a moved byte.
 /// Equal master secrets on both sides also show the server derived it the
@@ -247,4 +295,100 @@ pub fn check_tls12_extras(pair: &Pair, suite: CipherSuite) -> Result<(), Harness
             tls12[60]
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::Handshake;
+    use crate::s2n_tls::config::Configs;
+    use crate::s2n_tls::tls::S2nTls;
+    use crate::tls::testing;
+
+    /// Every pinned handshake passes, each with the chains of its PKI.
+    #[test]
+    fn finished_handshakes_pass() {
+        for path in Handshake::ALL.into_iter().filter(|path| !path.resumption) {
+            let (configs, pair) = testing::one_run::<S2nTls>(path);
+            check_handshake(&pair, &configs.profile, &path.expected()).expect("pinned");
+        }
+    }
+
+    /// A handshake stopped half-way fails the check on both sides: neither
+    /// an exporter value nor a master secret is given out before the end
+    /// (what `handshake_complete` reported).
+    #[test]
+    fn an_unfinished_handshake_fails() {
+        for path in [Handshake::RSA4096, Handshake::ALL[4]] {
+            let configs = Configs::new(&path.profile()).expect("configs");
+            let mut pair = Pair::new(&configs, None).expect("pair");
+            let error = check_handshake(&pair, &configs.profile, &path.expected())
+                .expect_err("nothing was sent yet");
+            assert!(error.to_string().starts_with("client: "), "{path}: {error}");
+            // ClientHello, then the server's first flight: the server has
+            // negotiated the version but not finished.
+            assert!(pair.client.poll_negotiate().is_pending());
+            assert!(pair.server.poll_negotiate().is_pending());
+            let error = completion_secret("server", &pair.server).expect_err("half-way");
+            assert!(
+                error.to_string().contains("handshake is not complete"),
+                "{path}: {error}"
+            );
+            pair.handshake().expect("the rest of the handshake");
+            check_handshake(&pair, &configs.profile, &path.expected()).expect("finished");
+        }
+    }
+
+    /// A side that validated another PKI's chain fails: the server's chain
+    /// on the client, the client's on an mTLS server.
+    #[test]
+    fn another_pki_chain_fails() {
+        let (_, pair) = testing::one_run::<S2nTls>(Handshake::ALL[2]);
+        let (server_chain, client_chain) = chains(Pki::Rsa4096);
+        check_chain(&pair.client, "server", server_chain).expect("the RSA server chain");
+        check_chain(&pair.server, "client", client_chain).expect("the RSA client chain");
+        let (other_server, other_client) = chains(Pki::EcdsaP256);
+        for (conn, peer, pem) in [
+            (&pair.client, "server", other_server),
+            (&pair.client, "server", client_chain),
+            (&pair.server, "client", other_client),
+            (&pair.server, "client", server_chain),
+        ] {
+            let error = check_chain(conn, peer, pem).expect_err("not the chain it validated");
+            assert!(
+                error.to_string().contains("is not the test PKI's"),
+                "{error}"
+            );
+        }
+        // The whole check, on a profile naming the other PKI.
+        let mut wrong = Handshake::ALL[2].profile();
+        wrong.pki = Pki::EcdsaP256;
+        let error = check_handshake(&pair, &wrong, &Handshake::ALL[2].expected())
+            .expect_err("an RSA handshake checked as ECDSA");
+        assert!(
+            error.to_string().contains("server's validated chain"),
+            "{error}"
+        );
+    }
+
+    /// Both sides' completion secrets agree, and differ between handshakes.
+    #[test]
+    fn completion_secrets_agree_per_handshake() {
+        let (_, one) = testing::one_run::<S2nTls>(Handshake::RSA4096);
+        let (_, two) = testing::one_run::<S2nTls>(Handshake::RSA4096);
+        let secret = completion_secret("client", &one.client).expect("complete");
+        assert_eq!(secret.len(), 32);
+        assert_eq!(
+            secret,
+            completion_secret("server", &one.server).expect("complete")
+        );
+        assert_ne!(
+            secret,
+            completion_secret("client", &two.client).expect("complete")
+        );
+        assert!(matches!(
+            one.client.actual_protocol_version(),
+            Ok(Version::TLS13)
+        ));
+    }
 }

@@ -1,9 +1,11 @@
 //! s2n-tls harnesses.
 //!
-//! Mutually exclusive paths of s2n-tls 0.3.47, one harness per kind of
-//! path, each parameterised by its path's data (`crate::paths`). Full
-//! handshakes and records use the shapes every TLS library shares
-//! (`crate::tls`), which [`tls::S2nTls`] fills:
+//! Mutually exclusive paths of s2n-tls 0.3.42 to 0.3.47 (`Cargo.lock`
+//! holds 0.3.47; 0.3.42 is the aws/s2n-tls repository's HEAD of
+//! 2026-08-07, checked by building from it), one harness per kind of path,
+//! each parameterised by its path's data (`crate::paths`). Full handshakes
+//! and records use the shapes every TLS library shares (`crate::tls`),
+//! which [`tls::S2nTls`] fills:
 //!
 //! | path | harness | what is counted |
 //! |---|---|---|

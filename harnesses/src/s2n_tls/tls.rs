@@ -13,7 +13,7 @@ use crate::common::pins::{Expected, Negotiated};
 use crate::paths::Profile;
 use crate::tls::Tls;
 
-/// s2n-tls 0.3.47.
+/// s2n-tls (0.3.42 to 0.3.47).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct S2nTls;
 

@@ -169,6 +169,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(tool_cases());
     cases.extend(interrupt_cases());
     cases.extend(super::diff_cases::all());
+    cases.extend(super::bisect_cases::all());
     cases
 }
 

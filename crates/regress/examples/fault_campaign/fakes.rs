@@ -40,8 +40,9 @@ pub enum Tools {
     Real,
     /// `cg_annotate` hangs.
     AnnotateHangs,
-    /// `cg_diff` hangs when a diff lines names up (`--mod-funcname`), the
-    /// per-function diff of `regress diff`.
+    /// `cg_diff` hangs when a diff lines names up (on the profiles it
+    /// normalised, `*.normalised.cachegrind.out`), the per-function diff of
+    /// `regress diff`.
     DiffHangs,
     /// No `cg_annotate` or `cg_diff` beside it.
     Missing,
@@ -102,7 +103,7 @@ printf 'desc: fake\ncmd: ./harness\nevents: Ir\nfl=harnesses/src/fake.rs\nfn=fak
                 self.script(
                     &dir.join("cg_diff"),
                     &format!(
-                        "#!/bin/bash\ncase \"$*\" in *--mod-funcname*) touch {stage}/annotate; \
+                        "#!/bin/bash\ncase \"$*\" in *normalised.cachegrind.out*) touch {stage}/annotate; \
                          {HANG};; esac\nexec /usr/bin/cg_diff \"$@\"\n"
                     ),
                 );

@@ -16,6 +16,7 @@
 //! cargo, so most cases take a second; the measured program is the real
 //! one, run natively by the fake Valgrind.
 
+mod bisect_cases;
 mod cases;
 mod diff_cases;
 mod fakes;

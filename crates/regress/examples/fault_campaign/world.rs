@@ -297,6 +297,8 @@ fn is_writable_by_regress(relative: &Path) -> bool {
         || text == "ws/target"
         || text == "repo/target/regress-diff/.lock"
         || text == "repo/target/regress-diff/target"
+        || text == "repo/target/regress-revisions"
+        || text == "repo/target/regress-source"
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use regress_profile::cachegrind_out;
 
 use super::annotate::annotated_diff;
+use super::cache::MeasurementCache;
 use super::compare::{self, function_deltas, HarnessDiff};
 use super::error::DiffError;
 use super::figures::{figure_diffs, heap_moved, site_deltas, SiteDelta};
@@ -31,12 +32,33 @@ use crate::{parallel, Measurement, Runner};
 /// One side, built.
 pub(super) struct SideBuild<'a> {
     pub(super) side: Side,
+    /// The committed thresholds: the commit's `baselines/` (a diff of two
+    /// commits), or this workspace's (a from-source diff).
+    pub(super) baselines: PathBuf,
     /// Kept alive until the measurements are done: the runner reads the
     /// commit's Cargo.lock, and the committed thresholds are read from it.
-    pub(super) worktree: Worktree<'a>,
+    pub(super) _worktree: Option<Worktree<'a>>,
     pub(super) binary: PathBuf,
     pub(super) names: Vec<String>,
     pub(super) runner: Runner,
+    /// Earlier measurements of the same program to reuse (from-source diffs).
+    pub(super) cache: Option<MeasurementCache>,
+}
+
+/// One harness of one side: from the cache when it has it, else measured
+/// (and then kept in the cache).
+fn measure_one(side: &SideBuild, harness: &str) -> Result<Measurement, DiffError> {
+    interrupt::check()?;
+    let Some(cache) = &side.cache else {
+        return Ok(side.runner.measure(harness, &side.binary)?);
+    };
+    let name = HarnessName::new(harness).map_err(crate::Error::from)?;
+    if let Some(measurement) = cache.load(&name, side.runner.output_dir()) {
+        return Ok(measurement);
+    }
+    let measurement = side.runner.measure(harness, &side.binary)?;
+    cache.store(&name, side.runner.output_dir());
+    Ok(measurement)
 }
 
 /// What the diff is of: the two commits, this run's shard, and the
@@ -71,12 +93,7 @@ pub(super) fn measure_and_compare(
         workers,
         listener,
         |(side, harness)| (Some(side.side.name()), harness.as_str()),
-        |(side, harness)| {
-            interrupt::check()?;
-            side.runner
-                .measure(harness, &side.binary)
-                .map_err(DiffError::from)
-        },
+        |(side, harness)| measure_one(side, harness),
     );
     interrupt::check()?;
 
@@ -120,17 +137,12 @@ pub(super) fn measure_and_compare(
         shards: plan.shard.into_iter().collect(),
         harnesses: diffs,
         problems: Vec::new(),
+        sources: None,
     })
 }
 
 /// The lines above `cg_annotate`'s text, so the file explains itself.
-fn diff_header(
-    plan: &Commits<'_>,
-    harness: &HarnessName,
-    diff: &HarnessDiff,
-    normalizer: &Normalizer,
-) -> String {
-    let [mod_filename, mod_funcname] = normalizer.tool_args();
+fn diff_header(plan: &Commits<'_>, harness: &HarnessName, diff: &HarnessDiff) -> String {
     let lines = [
         format!("per-function diff of {harness}: head minus base"),
         format!(
@@ -154,7 +166,8 @@ fn diff_header(
             },
             diff.verdict.label()
         ),
-        format!("names lined up with {mod_filename} {mod_funcname}"),
+        "names normalised: build places, library layouts, versions and symbol hashes removed"
+            .to_owned(),
     ];
     header_lines(&lines)
 }
@@ -276,7 +289,7 @@ impl Comparison<'_> {
         match text {
             Ok(text) => {
                 let path = harness.file_in(outputs, ".diff.txt");
-                let header = diff_header(self.plan, harness, &diff, &self.normalizer);
+                let header = diff_header(self.plan, harness, &diff);
                 match std::fs::write(&path, format!("{header}{text}")) {
                     Ok(()) => diff.annotated_diff = Some(self.plan.workspace.display_path(&path)),
                     Err(error) => errors.push(format!("cannot write {}: {error}", path.display())),
@@ -305,8 +318,7 @@ fn threshold_for(
 ) -> ((Threshold, Threshold), Option<String>) {
     let defaults = (Threshold::default(), Threshold::heap_default());
     for side in sides {
-        let dir = side.worktree.path().join("baselines");
-        match BaselineFile::load(&dir, harness) {
+        match BaselineFile::load(&side.baselines, harness) {
             Ok(Some(file)) => return ((file.threshold, file.heap_threshold), None),
             Ok(None) => continue,
             Err(error) => {

@@ -137,6 +137,13 @@ fn by_file(file: &str) -> Option<Origin> {
     if file.contains("/aws-lc/") || file.starts_with("aws-lc/") {
         return Some(Origin::AwsLc);
     }
+    // A library built from its repository (`regress diff --library`).
+    if file.contains("/bindings/rust/extended/s2n-tls-sys/lib/") {
+        return Some(Origin::TlsLibrary);
+    }
+    if file.contains("/bindings/rust/extended/") || file.contains("/exports/rustls/") {
+        return Some(Origin::RustTlsCrate);
+    }
     if let Some((krate, rest)) = registry_crate(file) {
         return Some(match krate {
             // The C library's sources travel inside the -sys crate.
@@ -274,6 +281,39 @@ mod tests {
                 "s2n_stuffer_read_uint16"
             ),
             Origin::TlsLibrary
+        );
+    }
+
+    #[test]
+    fn a_library_built_from_its_repository() {
+        let export = "/w/target/regress-source/exports";
+        assert_eq!(
+            attribute(
+                &format!("{export}/s2n-tls/0a1b/tree/bindings/rust/extended/s2n-tls-sys/lib/tls/s2n_send.c"),
+                "static_helper"
+            ),
+            Origin::TlsLibrary
+        );
+        assert_eq!(
+            attribute(
+                &format!("{export}/s2n-tls/0a1b/tree/bindings/rust/extended/s2n-tls/src/lib.rs"),
+                "helper"
+            ),
+            Origin::RustTlsCrate
+        );
+        assert_eq!(
+            attribute(
+                &format!("{export}/rustls/0a1b/tree/rustls/src/conn.rs"),
+                "x"
+            ),
+            Origin::RustTlsCrate
+        );
+        assert_eq!(
+            attribute(
+                &format!("{export}/aws-lc-rs/wt-1/tree/aws-lc-sys/aws-lc/crypto/mem.c"),
+                "x"
+            ),
+            Origin::AwsLc
         );
     }
 

@@ -5,54 +5,15 @@ use std::path::PathBuf;
 
 use super::Side;
 
+/// The checks of the refs a diff names are `regress-source`'s, shared with
+/// `--library`: their errors arrive as [`DiffError::Source`].
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
-    #[error(
-        "the {side} ref {reference:?} starts with `-`, so git would read it as an option.\n  \
-         Name the commit another way: its hash, or a full ref such as refs/heads/<branch>."
-    )]
-    RefLooksLikeOption { side: Side, reference: String },
-
-    #[error("the {side} ref is empty; name a branch, tag or commit")]
-    EmptyRef { side: Side },
-
-    #[error(
-        "the {side} ref {reference:?} does not name a commit in {repo}{detail}.\n  \
-         Check the spelling (`git log --oneline -5 {reference}`); for a remote branch, \
-         fetch it first (`git fetch origin <branch>`)."
-    )]
-    RefNotFound {
-        side: Side,
-        reference: String,
-        repo: PathBuf,
-        detail: String,
-    },
-
-    #[error(
-        "{base} ({base_commit}) and {head} ({head_commit}) have no common history: \
-         there is no merge base, so a diff would compare two unrelated projects.{hint}"
-    )]
-    UnrelatedHistories {
-        base: String,
-        base_commit: String,
-        head: String,
-        head_commit: String,
-        hint: &'static str,
-    },
-
     #[error(
         "{dir} is not inside a git repository ({detail}).\n  \
          Run `regress diff` from the project's checkout."
     )]
     NotARepository { dir: PathBuf, detail: String },
-
-    #[error("`git {args}` failed ({status}) in {dir}: {stderr}")]
-    Git {
-        args: String,
-        dir: PathBuf,
-        status: String,
-        stderr: String,
-    },
 
     #[error(
         "the {side} commit {commit}: {source}\n  \
@@ -116,6 +77,36 @@ pub enum DiffError {
 
     #[error("cannot merge the shard reports: {0}")]
     Merge(String),
+
+    #[error(
+        "--library {spec:?}: {reason}.\n  \
+         Write it as NAME=PATH, for example --library s2n-tls=../s2n-tls; the libraries \
+         regress builds from source are: {known}."
+    )]
+    LibrarySpec {
+        spec: String,
+        reason: String,
+        known: String,
+    },
+
+    #[error(
+        "{library} is given twice (--library {first} and --library {second}); \
+         give each library once"
+    )]
+    LibraryTwice {
+        library: &'static str,
+        first: String,
+        second: String,
+    },
+
+    #[error(
+        "{what}.\n  With --library, BASE and HEAD are revisions of the library's checkout; \
+         `regress diff --help` shows the forms."
+    )]
+    LibraryRevisions { what: String },
+
+    #[error(transparent)]
+    Source(#[from] regress_source::SourceError),
 
     #[error("interrupted; the worktrees have been removed")]
     Interrupted,

@@ -18,54 +18,54 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::time::Duration;
+
+use regress_source::git::Git;
+use regress_source::process::{Limits, Role};
+use regress_source::revision::Side as SourceSide;
 
 use super::error::DiffError;
 use super::report::Revision;
 use super::Side;
-use crate::process::{self, Role};
 use crate::report::events::{DiffStep, Event, Listener};
 
 /// How long one git command may take (a worktree checkout of a large
 /// repository is the slowest); past it, git and its children are killed.
 const GIT_TIMEOUT: Duration = Duration::from_secs(600);
-/// The most output kept from one git command.
-const GIT_OUTPUT_LIMIT: usize = 16 << 20;
 
-/// Environment variables that would point git at another repository or
-/// index than the one a command names with `-C` (they are set, for example,
-/// inside git hooks).
-const GIT_LOCATION_VARIABLES: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-];
-
-/// The repository a diff runs in.
+/// The repository a diff runs in. Its git commands, and the checks of the
+/// refs the user names, are `regress-source`'s ([`Git`]): one
+/// implementation for this project's commits and a library's revisions.
 #[derive(Debug, Clone)]
 pub struct Repo {
     root: PathBuf,
+    git: Git,
+}
+
+impl From<Side> for SourceSide {
+    fn from(side: Side) -> SourceSide {
+        match side {
+            Side::Base => SourceSide::Base,
+            Side::Head => SourceSide::Head,
+        }
+    }
 }
 
 impl Repo {
     /// The repository whose work tree contains `dir`.
     pub fn discover(dir: &Path) -> Result<Repo, DiffError> {
-        let mut command = git_command(dir);
-        command.args(["rev-parse", "--show-toplevel"]);
-        let output = git_output(command, Role::Work)?;
-        if !output.status.success() {
+        let finished = Git::work_tree(dir, Limits::new(GIT_TIMEOUT))
+            .try_run(["rev-parse", "--show-toplevel"])?;
+        if !finished.success() {
             return Err(DiffError::NotARepository {
                 dir: dir.to_path_buf(),
-                detail: stderr_text(&output),
+                detail: finished.tail(3),
             });
         }
-        let root = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        let root = PathBuf::from(finished.stdout_text());
         Ok(Repo {
-            root: PathBuf::from(root),
+            git: Git::work_tree(&root, Limits::new(GIT_TIMEOUT)),
+            root,
         })
     }
 
@@ -74,126 +74,35 @@ impl Repo {
         &self.root
     }
 
-    fn git(&self) -> Command {
-        git_command(&self.root)
-    }
-
-    fn run<I, S>(&self, args: I) -> Result<Output, DiffError>
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<OsStr>,
-    {
-        self.run_as(Role::Work, args)
-    }
-
     /// Runs git with `args`; a clean-up (`Role::Cleanup`) still runs after
     /// an interrupt.
-    fn run_as<I, S>(&self, role: Role, args: I) -> Result<Output, DiffError>
+    fn run_as<I, S>(&self, role: Role, args: I) -> Result<Vec<u8>, DiffError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let args: Vec<S> = args.into_iter().collect();
-        let mut command = self.git();
-        command.args(&args);
-        let output = git_output(command, role)?;
-        if output.status.success() {
-            Ok(output)
-        } else {
-            Err(DiffError::Git {
-                args: args
-                    .iter()
-                    .map(|arg| arg.as_ref().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                dir: self.root.clone(),
-                status: output.status.to_string(),
-                stderr: stderr_text(&output),
-            })
-        }
+        let limits = Limits {
+            role,
+            ..Limits::new(GIT_TIMEOUT)
+        };
+        Ok(self.git.with_limits(limits).run(args)?)
     }
 
     /// Resolves a branch, tag or commit the user named to a commit hash.
     pub fn resolve(&self, side: Side, reference: &str) -> Result<Revision, DiffError> {
-        if reference.trim().is_empty() {
-            return Err(DiffError::EmptyRef { side });
-        }
-        if reference.starts_with('-') {
-            return Err(DiffError::RefLooksLikeOption {
-                side,
-                reference: reference.to_owned(),
-            });
-        }
-        let mut command = self.git();
-        command
-            .args(["rev-parse", "--verify", "--end-of-options"])
-            .arg(format!("{reference}^{{commit}}"));
-        let output = git_output(command, Role::Work)?;
-        let commit = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-        if !output.status.success() || !is_object_name(&commit) {
-            // "Needed a single revision" says nothing the message does not;
-            // anything else git said (a tree where a commit was expected)
-            // does.
-            let detail: Vec<String> = stderr_text(&output)
-                .lines()
-                .filter(|line| !line.contains("Needed a single revision"))
-                .map(|line| line.trim_start_matches("error: ").to_owned())
-                .collect();
-            return Err(DiffError::RefNotFound {
-                side,
-                reference: reference.to_owned(),
-                repo: self.root.clone(),
-                detail: if detail.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", detail.join("; "))
-                },
-            });
-        }
         Ok(Revision {
             reference: reference.to_owned(),
-            commit,
+            commit: self.git.resolve(side.into(), reference)?,
         })
     }
 
     /// The best common ancestor of two commits; an error when they share no
     /// history (an orphan branch, another project's commit).
     pub fn merge_base(&self, base: &Revision, head: &Revision) -> Result<String, DiffError> {
-        let mut command = self.git();
-        command.args(["merge-base", "--end-of-options", &base.commit, &head.commit]);
-        let output = git_output(command, Role::Work)?;
-        let commit = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-        if output.status.success() && is_object_name(&commit) {
-            return Ok(commit);
-        }
-        // `git merge-base` exits 1, silently, when there is no merge base;
-        // anything else is git failing.
-        if output.status.code() != Some(1) {
-            return Err(DiffError::Git {
-                args: format!("merge-base {} {}", base.commit, head.commit),
-                dir: self.root.clone(),
-                status: output.status.to_string(),
-                stderr: stderr_text(&output),
-            });
-        }
-        Err(DiffError::UnrelatedHistories {
-            base: base.reference.clone(),
-            base_commit: base.short().to_owned(),
-            head: head.reference.clone(),
-            head_commit: head.short().to_owned(),
-            hint: if self.is_shallow() {
-                "\n  This clone is shallow, so the common history may just not be here: \
-                 fetch it (`git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)."
-            } else {
-                "\n  Check the two refs; a diff needs two versions of the same project."
-            },
-        })
-    }
-
-    fn is_shallow(&self) -> bool {
-        self.run(["rev-parse", "--is-shallow-repository"])
-            .map(|output| String::from_utf8_lossy(&output.stdout).trim() == "true")
-            .unwrap_or(false)
+        Ok(self.git.merge_base(
+            (&base.reference, &base.commit),
+            (&head.reference, &head.commit),
+        )?)
     }
 
     /// Whether tracked files have changes that are not committed (they are
@@ -201,13 +110,11 @@ impl Repo {
     /// without the optional index refresh, so even this look leaves the
     /// index untouched.
     pub fn has_uncommitted_changes(&self) -> bool {
-        self.run([
-            "--no-optional-locks",
-            "status",
-            "--porcelain",
-            "--untracked-files=no",
-        ])
-        .map(|output| !output.stdout.is_empty())
+        self.run_as(
+            Role::Work,
+            ["status", "--porcelain", "--untracked-files=no"],
+        )
+        .map(|output| !output.is_empty())
         .unwrap_or(false)
     }
 
@@ -219,16 +126,19 @@ impl Repo {
         commit: &str,
         listener: &'a dyn Listener,
     ) -> Result<Worktree<'a>, DiffError> {
-        self.run([
-            OsStr::new("-c"),
-            OsStr::new("core.hooksPath=/dev/null"),
-            OsStr::new("worktree"),
-            OsStr::new("add"),
-            OsStr::new("--detach"),
-            OsStr::new("--quiet"),
-            path.as_os_str(),
-            OsStr::new(commit),
-        ])?;
+        self.run_as(
+            Role::Work,
+            [
+                OsStr::new("-c"),
+                OsStr::new("core.hooksPath=/dev/null"),
+                OsStr::new("worktree"),
+                OsStr::new("add"),
+                OsStr::new("--detach"),
+                OsStr::new("--quiet"),
+                path.as_os_str(),
+                OsStr::new(commit),
+            ],
+        )?;
         Ok(Worktree {
             repo: self.clone(),
             path: path.to_path_buf(),
@@ -317,38 +227,13 @@ fn remove_worktree(repo: &Repo, path: &Path, listener: &dyn Listener) {
     }
 }
 
-fn git_command(dir: &Path) -> Command {
-    let mut command = Command::new("git");
-    command.arg("-C").arg(dir);
-    for variable in GIT_LOCATION_VARIABLES {
-        command.env_remove(variable);
-    }
-    command
-}
-
-/// Runs a git command in a process group of its own, within
-/// [`GIT_TIMEOUT`] (see [`crate::process`]).
-fn git_output(command: Command, role: Role) -> Result<Output, DiffError> {
-    Ok(process::output(
-        command,
-        Path::new("git"),
-        GIT_TIMEOUT,
-        GIT_OUTPUT_LIMIT,
-        role,
-    )?)
-}
-
-fn stderr_text(output: &Output) -> String {
-    process::stderr_text(output)
-}
-
-/// A full SHA-1 or SHA-256 object name.
-fn is_object_name(text: &str) -> bool {
-    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 #[cfg(test)]
 mod tests {
+    use std::process::Command;
+
+    use regress_source::git::is_object_name;
+    use regress_source::SourceError;
+
     use super::*;
     use crate::report::events::Silent;
 
@@ -386,7 +271,10 @@ mod tests {
 
         let error = repo.resolve(Side::Base, "--output=/tmp/x").unwrap_err();
         assert!(
-            matches!(error, DiffError::RefLooksLikeOption { .. }),
+            matches!(
+                error,
+                DiffError::Source(SourceError::RevisionLooksLikeOption { .. })
+            ),
             "{error}"
         );
         let error = repo.resolve(Side::Base, "no-such-branch").unwrap_err();
@@ -399,7 +287,7 @@ mod tests {
         assert!(error.to_string().contains("tree"), "{error}");
         assert!(matches!(
             repo.resolve(Side::Head, " ").unwrap_err(),
-            DiffError::EmptyRef { .. }
+            DiffError::Source(SourceError::EmptyRevision { .. })
         ));
     }
 
@@ -412,9 +300,10 @@ mod tests {
         let other = repo.resolve(Side::Head, "other").expect("other");
         let error = repo.merge_base(&main, &other).unwrap_err();
         assert!(
-            matches!(error, DiffError::UnrelatedHistories { .. }),
+            matches!(error, DiffError::Source(SourceError::NoMergeBase { .. })),
             "{error}"
         );
+        assert!(error.to_string().contains("no common history"), "{error}");
         assert_eq!(repo.merge_base(&main, &main).expect("same"), main.commit);
     }
 

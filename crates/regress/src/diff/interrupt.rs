@@ -11,6 +11,27 @@
 //! handler itself prints nothing: the reporter is told by the diff.
 
 use super::error::DiffError;
+use crate::report::events::{DiffStep, Event, Listener};
+
+/// Runs a diff's `work` with the handler installed; when an interrupt was
+/// requested meanwhile, says so and returns [`DiffError::Interrupted`]
+/// whatever `work` returned (a child killed by the user's Ctrl-C fails in
+/// its own words, "cargo failed: signal 2"). The worktrees and scratch
+/// guards of `work` are gone by then.
+pub fn guard<T>(
+    listener: &dyn Listener,
+    work: impl FnOnce() -> Result<T, DiffError>,
+) -> Result<T, DiffError> {
+    if let Err(error) = install() {
+        listener.event(Event::Diff(DiffStep::NoInterruptHandler { error: &error }));
+    }
+    let result = work();
+    if requested() {
+        listener.event(Event::Diff(DiffStep::Interrupted));
+        return Err(DiffError::Interrupted);
+    }
+    result
+}
 
 /// Installs the handler (once per process). A failure to install is for
 /// the caller to report and otherwise harmless: the diff still works, it

@@ -17,10 +17,13 @@
 //! - [`pipeline`] checks the refs, builds both sides in worktrees (its
 //!   lock, target folder and outputs in [`scratch`]), and [`assemble`]
 //!   measures both with [`crate::Runner`] and puts the result together;
+//! - [`library`] does the same for two revisions of a TLS library's own
+//!   repository (`--library`), each built into a scratch copy of this
+//!   workspace by [`regress_source`], described in the report by
+//!   [`sources`], with a side's measurements reused by [`cache`];
 //! - [`normalize`] makes the same function carry the same name in both
-//!   builds (symbol hashes, worktree and registry paths), for our own
-//!   comparison and, as `--mod-filename`/`--mod-funcname`, for
-//!   `cg_annotate`'s;
+//!   builds (build places, library layouts, versions, symbol hashes), for
+//!   our own comparison and for `cg_annotate`'s;
 //! - [`annotate`] writes the human-readable per-function diff with Valgrind's
 //!   own tools;
 //! - [`attribution`] says where each function lives (the TLS library's C
@@ -43,11 +46,13 @@ pub mod assemble;
 pub mod attribution;
 pub mod bmf;
 pub mod build;
+pub mod cache;
 pub mod compare;
 pub mod error;
 pub mod figures;
 pub mod git;
 pub mod interrupt;
+pub mod library;
 pub mod normalize;
 pub mod pipeline;
 pub mod render;
@@ -55,6 +60,7 @@ pub mod render_figures;
 pub mod report;
 pub mod scratch;
 pub mod shard;
+pub mod sources;
 pub mod untrusted;
 
 use std::fmt;

@@ -106,18 +106,9 @@ impl Plan {
         workers: usize,
         listener: &dyn Listener,
     ) -> Result<DiffReport, DiffError> {
-        if let Err(error) = interrupt::install() {
-            listener.event(Event::Diff(DiffStep::NoInterruptHandler { error: &error }));
-        }
-        let result = self.run_interruptible(valgrind, timeout, workers, listener);
-        // A child killed by the user's Ctrl-C fails in its own words ("cargo
-        // failed: signal 2"); say what really happened. The worktrees are
-        // gone by now.
-        if interrupt::requested() {
-            listener.event(Event::Diff(DiffStep::Interrupted));
-            return Err(DiffError::Interrupted);
-        }
-        result
+        interrupt::guard(listener, || {
+            self.run_interruptible(valgrind, timeout, workers, listener)
+        })
     }
 
     fn run_interruptible(
@@ -197,10 +188,12 @@ impl Plan {
                 .with_output_dir(outputs.join(side.name()));
             sides.push(SideBuild {
                 side,
-                worktree,
+                baselines: worktree.path().join("baselines"),
+                _worktree: Some(worktree),
                 binary,
                 names,
                 runner,
+                cache: None,
             });
         }
 
@@ -256,23 +249,34 @@ impl Plan {
     ) -> Result<Vec<String>, DiffError> {
         let all: BTreeSet<&String> = sides.iter().flat_map(|side| &side.names).collect();
         let all: Vec<String> = all.into_iter().cloned().collect();
-        let selected = discover::select(all, &self.request.filters);
-        if selected.is_empty() {
-            return Err(DiffError::NoHarness {
-                filters: self.request.filters.clone(),
-            });
-        }
-        Ok(match self.request.shard {
-            Some(shard) => {
-                let mine = shard.select(&selected);
-                listener.event(Event::Diff(DiffStep::Shard {
-                    shard: &shard,
-                    selected: mine.len(),
-                    of: selected.len(),
-                }));
-                mine
-            }
-            None => selected,
-        })
+        choose(all, &self.request.filters, self.request.shard, listener)
     }
+}
+
+/// `names` filtered by `filters` (an error when none is left), then
+/// `shard`'s part of them.
+pub(super) fn choose(
+    names: Vec<String>,
+    filters: &[String],
+    shard: Option<Shard>,
+    listener: &dyn Listener,
+) -> Result<Vec<String>, DiffError> {
+    let selected = discover::select(names, filters);
+    if selected.is_empty() {
+        return Err(DiffError::NoHarness {
+            filters: filters.to_vec(),
+        });
+    }
+    Ok(match shard {
+        Some(shard) => {
+            let mine = shard.select(&selected);
+            listener.event(Event::Diff(DiffStep::Shard {
+                shard: &shard,
+                selected: mine.len(),
+                of: selected.len(),
+            }));
+            mine
+        }
+        None => selected,
+    })
 }

@@ -102,6 +102,9 @@ pub fn text(report: &DiffReport) -> String {
         "Valgrind {} ({} method){shards}\n",
         report.valgrind, report.method
     );
+    if let Some(sources) = &report.sources {
+        let _ = writeln!(out, "{}", sources.text());
+    }
 
     let mut table = Table::new(&[
         "harness",
@@ -260,6 +263,9 @@ pub fn markdown(report: &DiffReport) -> String {
         report.method,
         tally(report),
     );
+    if let Some(sources) = &report.sources {
+        out.push_str(&sources.markdown());
+    }
     for problem in &report.problems {
         let _ = writeln!(out, "> [!WARNING]\n> {}\n", code(problem));
     }
@@ -310,13 +316,31 @@ pub fn markdown(report: &DiffReport) -> String {
              `report.json` has them all._"
         );
     }
+    let reproduce = match &report.sources {
+        None => format!(
+            "`scripts/perf-diff.sh {} {}`",
+            report.base.short(),
+            report.head.short()
+        ),
+        Some(sources) => {
+            let libraries: Vec<String> = sources
+                .libraries
+                .iter()
+                .map(|l| format!("--library {}=<checkout>", l.library))
+                .collect();
+            code(&format!(
+                "regress diff {} {} {}",
+                libraries.join(" "),
+                report.base.short(),
+                report.head.short()
+            ))
+        }
+    };
     let _ = writeln!(
         out,
         "\n<sub>Per-function diffs (`cg_annotate`), raw profiles and `report.json` are in \
          `perf_outputs/diff/` (in CI, the run's artifacts). Reproduce locally with \
-         `scripts/perf-diff.sh {} {}`.</sub>",
-        report.base.short(),
-        report.head.short()
+         {reproduce}.</sub>"
     );
     out
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::compare::{self, HarnessDiff, Verdict};
 use super::error::DiffError;
 use super::shard::Shard;
+use super::sources::Sources;
 use super::untrusted;
 use super::Outcome;
 use crate::limits;
@@ -65,6 +66,10 @@ pub struct DiffReport {
     /// What makes the report incomplete (a missing shard); any makes the
     /// outcome [`Outcome::Incomplete`].
     pub problems: Vec<String>,
+    /// The libraries of a from-source diff (`--library`); absent for a diff
+    /// of two commits of this workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Sources>,
 }
 
 impl DiffReport {
@@ -149,6 +154,13 @@ impl DiffReport {
             };
             same("base commit", &merged.base.commit, &report.base.commit)?;
             same("head commit", &merged.head.commit, &report.head.commit)?;
+            if merged.sources != report.sources {
+                return Err(DiffError::Merge(
+                    "the shards disagree on the libraries built from source; merge only the \
+                     shards of one run"
+                        .to_owned(),
+                ));
+            }
             same("Valgrind version", &merged.valgrind, &report.valgrind)?;
             same(
                 "counting method",
@@ -235,6 +247,7 @@ pub(crate) mod tests {
             shards,
             harnesses,
             problems: Vec::new(),
+            sources: None,
         }
     }
 

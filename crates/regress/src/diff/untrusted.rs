@@ -37,8 +37,12 @@ pub type Refusal = String;
 
 /// Checks every part of `report` that parsing does not.
 pub fn check(report: &DiffReport) -> Result<(), Refusal> {
-    revision("base", &report.base)?;
-    revision("head", &report.head)?;
+    let from_source = report.sources.is_some();
+    revision("base", &report.base, from_source)?;
+    revision("head", &report.head, from_source)?;
+    if let Some(sources) = &report.sources {
+        super::sources::check(sources)?;
+    }
     if report.valgrind.len() > 32
         || !report
             .valgrind
@@ -67,9 +71,17 @@ pub fn check(report: &DiffReport) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn revision(side: &str, revision: &Revision) -> Result<(), Refusal> {
+/// A commit is a full hash; a from-source diff's side may also be a
+/// working tree's content hash (`wt-` and 40 hex digits) or the locked
+/// release (`released`).
+fn revision(side: &str, revision: &Revision, from_source: bool) -> Result<(), Refusal> {
     let hash = &revision.commit;
-    if !(matches!(hash.len(), 40 | 64) && hash.bytes().all(|b| b.is_ascii_hexdigit())) {
+    let hex = |text: &str, lengths: &[usize]| {
+        lengths.contains(&text.len()) && text.bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    let source_key = from_source
+        && (hash == "released" || hash.strip_prefix("wt-").is_some_and(|h| hex(h, &[40])));
+    if !(hex(hash, &[40, 64]) || source_key) {
         return Err(format!("the {side} commit is not a full commit hash"));
     }
     text(&format!("the {side} ref"), &revision.reference, MAX_REF)

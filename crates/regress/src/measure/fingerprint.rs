@@ -7,11 +7,10 @@
 //! comparing across fingerprints would report changes nobody made.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::measure::valgrind::{Method, Valgrind};
 
 /// Crates whose versions change what the harnesses execute.
@@ -38,7 +37,9 @@ pub struct Fingerprint {
     pub target: String,
     /// CPU features as the measured process saw them under Valgrind.
     pub cpu_features: Vec<String>,
-    /// Versions of the TLS and crypto crates, from `Cargo.lock`.
+    /// Versions of the TLS and crypto crates the measured program links, as
+    /// its build recorded them in the program ([`crate::toolchain`]), and
+    /// of the libraries it loads at run time (the system's libssl).
     pub libraries: BTreeMap<String, String>,
     /// The C compilers that built parts of the measured program, from its
     /// `.comment` section ([`crate::toolchain`]). `None` in entries blessed
@@ -230,79 +231,12 @@ fn list<'a>(
     Ok(())
 }
 
-/// Reads the versions of [`TRACKED_CRATES`] from a `Cargo.lock`.
-pub fn library_versions(cargo_lock: &Path) -> Result<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(cargo_lock)
-        .map_err(|source| Error::io("read", cargo_lock, source))?;
-    library_versions_from(&text).map_err(|source| Error::Toml {
-        what: "Cargo.lock",
-        path: cargo_lock.to_path_buf(),
-        source: Box::new(source),
-    })
-}
-
-fn library_versions_from(
-    text: &str,
-) -> std::result::Result<BTreeMap<String, String>, toml::de::Error> {
-    #[derive(Deserialize)]
-    struct Lock {
-        #[serde(default)]
-        package: Vec<Package>,
-    }
-    #[derive(Deserialize)]
-    struct Package {
-        name: String,
-        version: String,
-    }
-    let lock: Lock = toml::from_str(text)?;
-    let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for package in lock.package {
-        if TRACKED_CRATES.contains(&package.name.as_str()) {
-            versions
-                .entry(package.name)
-                .or_default()
-                .push(package.version);
-        }
-    }
-    Ok(versions
-        .into_iter()
-        .map(|(name, mut list)| {
-            list.sort();
-            (name, list.join(", "))
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn sample() -> Fingerprint {
         crate::fixtures::fingerprint("3.19.0")
-    }
-
-    #[test]
-    fn reads_tracked_versions_only() {
-        let lock = r#"
-version = 4
-[[package]]
-name = "s2n-tls"
-version = "0.3.47"
-[[package]]
-name = "serde"
-version = "1.0.0"
-[[package]]
-name = "aws-lc-sys"
-version = "0.47.0"
-[[package]]
-name = "aws-lc-sys"
-version = "0.30.0"
-"#;
-        let versions = library_versions_from(lock).expect("parse");
-        assert_eq!(versions.len(), 2);
-        assert_eq!(versions["s2n-tls"], "0.3.47");
-        assert_eq!(versions["aws-lc-sys"], "0.30.0, 0.47.0");
-        assert!(library_versions_from("not [ toml").is_err());
     }
 
     /// An entry blessed before compilers were recorded still loads, but

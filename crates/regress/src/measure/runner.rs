@@ -21,7 +21,7 @@ use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec, Tool};
 use crate::measure::callgrind_out;
 use crate::measure::dhat::{self, Sites};
-use crate::measure::fingerprint::{self, Fingerprint, Toolchain};
+use crate::measure::fingerprint::Fingerprint;
 use crate::measure::header::header;
 pub use crate::measure::header::{header_lines, strip_header, HEADER_PREFIX};
 use crate::measure::heap_hooks;
@@ -30,6 +30,7 @@ use crate::measure::metrics::{self, Metrics};
 use crate::measure::scratch::ScratchDir;
 use crate::measure::split::{self, Parts};
 use crate::measure::valgrind::{Method, Valgrind};
+use crate::toolchain::Built;
 use crate::workspace::Workspace;
 
 static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
@@ -40,24 +41,22 @@ pub struct Runner {
     pub workspace: Workspace,
     pub valgrind: Valgrind,
     pub timeout: Duration,
-    libraries: BTreeMap<String, String>,
     outputs: PathBuf,
-    /// The compilers of each measured program, read once per program.
-    toolchains: Arc<Mutex<BTreeMap<PathBuf, Toolchain>>>,
+    /// How each measured program was built (its compilers and crate
+    /// versions), read once per program.
+    builds: Arc<Mutex<BTreeMap<PathBuf, Built>>>,
     /// The heap hooks library, built on first use.
     hooks: Arc<Mutex<Option<PathBuf>>>,
 }
 
 impl Runner {
     pub fn new(workspace: Workspace, valgrind: Valgrind, timeout: Duration) -> Result<Runner> {
-        let libraries = fingerprint::library_versions(&workspace.cargo_lock())?;
         Ok(Runner {
             outputs: workspace.perf_outputs_dir(),
             workspace,
             valgrind,
             timeout,
-            libraries,
-            toolchains: Arc::default(),
+            builds: Arc::default(),
             hooks: Arc::default(),
         })
     }
@@ -113,18 +112,19 @@ impl Runner {
         result
     }
 
-    /// The compilers and linker that built `binary`, read once.
-    fn toolchain(&self, binary: &Path) -> Result<Toolchain> {
+    /// How `binary` was built (compilers, linker, crate versions), read
+    /// once.
+    fn built(&self, binary: &Path) -> Result<Built> {
         let mut known = self
-            .toolchains
+            .builds
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(toolchain) = known.get(binary) {
-            return Ok(toolchain.clone());
+        if let Some(built) = known.get(binary) {
+            return Ok(built.clone());
         }
-        let toolchain = crate::toolchain::of(binary)?;
-        known.insert(binary.to_path_buf(), toolchain.clone());
-        Ok(toolchain)
+        let built = crate::toolchain::of(binary)?;
+        known.insert(binary.to_path_buf(), built.clone());
+        Ok(built)
     }
 
     /// The heap hooks library, built once per runner.
@@ -399,13 +399,18 @@ impl Runner {
             None
         };
 
-        let mut libraries = self.libraries.clone();
+        // The versions the program was built with, and what it loads at run
+        // time (the system's libssl).
+        let Built {
+            toolchain,
+            mut libraries,
+        } = self.built(binary)?;
         libraries.extend(last.report.runtime_libraries.clone());
         let mut fingerprint = Fingerprint::new(
             &self.valgrind,
             last.report.cpu_features.clone(),
             libraries,
-            self.toolchain(binary)?,
+            toolchain,
         );
         fingerprint.method = method;
         self.write_outputs(
@@ -535,9 +540,8 @@ mod tests {
             workspace: workspace.clone(),
             valgrind: crate::fixtures::valgrind("3.24.0"),
             timeout: Duration::from_secs(1),
-            libraries: BTreeMap::new(),
             outputs: workspace.perf_outputs_dir(),
-            toolchains: Arc::default(),
+            builds: Arc::default(),
             hooks: Arc::default(),
         }
         .with_output_dir(&elsewhere);

@@ -34,12 +34,6 @@ impl ScratchDir {
         Ok(ScratchDir { path, keep: false })
     }
 
-    /// Takes charge of a folder made elsewhere (the staged program of
-    /// [`crate::discover::stage`]).
-    pub fn adopt(path: PathBuf) -> ScratchDir {
-        ScratchDir { path, keep: false }
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }

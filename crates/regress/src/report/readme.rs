@@ -53,6 +53,10 @@ pub enum ReadmeError {
 
     #[error("{dir} holds no baseline entry measured with the {method} method; nothing to show")]
     NoEntries { dir: PathBuf, method: Method },
+
+    /// The history tables (`history/`, [`crate::history::table`]).
+    #[error(transparent)]
+    History(Box<crate::history::HistoryError>),
 }
 
 impl From<Box<BaselineError>> for ReadmeError {
@@ -295,7 +299,14 @@ pub fn regenerate(readme: &Path, baselines: &Path) -> Result<(String, String), R
     let text = std::fs::read_to_string(readme)
         .map_err(|source| crate::Error::io("read", readme, source))?;
     let files = load_all(baselines)?;
-    let updated = update(&text, &sections(&files, baselines)?, readme)?;
+    let mut sections = sections(&files, baselines)?;
+    // The histories live beside the baselines, in `history/`.
+    let history = baselines.with_file_name("history");
+    sections.extend(
+        crate::history::table::readme_sections(&history, baselines, &text)
+            .map_err(|error| ReadmeError::History(Box::new(error)))?,
+    );
+    let updated = update(&text, &sections, readme)?;
     Ok((text, updated))
 }
 

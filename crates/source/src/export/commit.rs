@@ -48,21 +48,31 @@ pub(crate) struct CommitSource<'a> {
     pub checkout: &'a Path,
 }
 
-/// Writes `commit`'s tree under `prefix` (the repository root when `None`).
+/// Writes the entries of `commit`'s tree under `paths` (each a file or a
+/// folder, matched literally; every entry when empty) under `prefix` (the
+/// repository root when `None`).
 pub(crate) fn write_commit(
     source: &CommitSource<'_>,
     commit: &str,
+    paths: &[&str],
     prefix: Option<&RelativePath>,
     writer: &mut TreeWriter,
 ) -> Result<(), SourceError> {
-    let listing = source.git.run([
+    // `ls-tree` matches its path arguments literally, component by
+    // component (`rustls` is not `rustls-aws-lc-rs`, `*` is no glob).
+    let mut args = vec![
         "ls-tree",
         "-r",
         "-z",
         "--full-tree",
         "--end-of-options",
         commit,
-    ])?;
+    ];
+    if !paths.is_empty() {
+        args.push("--");
+        args.extend(paths);
+    }
+    let listing = source.git.run(args)?;
     let entries = parse_ls_tree(&listing, source)?;
     let place = |path: &RelativePath| match prefix {
         Some(prefix) => prefix.join(path),
@@ -83,7 +93,7 @@ pub(crate) fn write_commit(
             writer.folder(&path).map_err(|error| {
                 SourceError::io("create", writer.root().join(path.as_path()), error)
             })?;
-            write_commit(&submodule, &link.oid, Some(&path), writer)?;
+            write_commit(&submodule, &link.oid, &[], Some(&path), writer)?;
         } else {
             writer.folder(&path).map_err(|error| {
                 SourceError::io("create", writer.root().join(path.as_path()), error)

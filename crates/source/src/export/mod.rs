@@ -7,6 +7,27 @@
 //! `wt-<hash of the copied files>` for a dirty working tree, so the same
 //! content always lands in the same folder and is reused, not rebuilt.
 //!
+//! **Only what a build reads is exported** ([`Library::export`]): the
+//! provided crates' folders, the workspace manifest they inherit their
+//! package fields and dependencies from, and what the generation step
+//! copies (s2n-tls's C tree). Why not the whole revision:
+//!
+//! * a repository may lack objects the build never reads. A partial clone
+//!   does; so does the rustls mirror this project was checked against,
+//!   which lacks `rustls-provider-test/tests/rfc-9180-test-vectors.json` in
+//!   every recent commit, so a whole-tree export of any of them failed. A
+//!   missing object *inside* the exported paths is still an error (the
+//!   build would read it); outside them it is never asked for;
+//! * the working tree's key hashes only those paths, so an edit to a
+//!   README or a test leaves the key, the export and the build as they
+//!   were;
+//! * less to copy and hash (s2n-tls's `tests/` is most of its repository).
+//!
+//! Not exported: the library's own `Cargo.lock` (every build resolves
+//! with this workspace's scratch lock, see [`crate::scratch`]), and files a
+//! manifest names only for publishing (`readme`, `license-file`,
+//! `include`), which `cargo build` does not read.
+//!
 //! Exports are made in a temporary folder beside the final one and renamed
 //! into place only when complete (tree written, layout checked, generation
 //! done), so a folder at a key's path is always a finished export: a killed
@@ -34,7 +55,8 @@ use worktree::{copy_work_tree, TreeHash};
 
 /// Bumped whenever an export's content or layout changes meaning, so that
 /// exports made by an older version are made again rather than trusted.
-const EXPORT_FORMAT: u32 = 1;
+/// 2: only the paths a build reads ([`Library::export`]).
+const EXPORT_FORMAT: u32 = 2;
 
 const RECORD: &str = "export.json";
 const TREE: &str = "tree";
@@ -107,7 +129,7 @@ pub fn export(
                 work_tree: Some(checkout.root().to_path_buf()),
                 checkout: checkout.root(),
             };
-            write_commit(&source, &commit, None, &mut writer)?;
+            write_commit(&source, &commit, library.export, None, &mut writer)?;
             (commit, label)
         }
         None => {
@@ -118,6 +140,7 @@ pub fn export(
                     .git()
                     .with_limits(options.limits(options.timeouts.export)),
                 checkout.root(),
+                library.export,
                 None,
                 &mut writer,
                 &mut hash,

@@ -58,12 +58,15 @@ enum Listed {
     Untracked,
 }
 
-/// Copies the working tree at `work_tree` (a repository's top folder) under
-/// `prefix` into `writer`, feeding `hash`.
+/// Copies the files under `paths` (each a file or a folder, matched
+/// literally; everything when empty) of the working tree at `work_tree` (a
+/// repository's top folder) under `prefix` into `writer`, feeding `hash`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn copy_work_tree(
     library: &'static Library,
     git: &Git,
     work_tree: &Path,
+    paths: &[&str],
     prefix: Option<&RelativePath>,
     writer: &mut TreeWriter,
     hash: &mut TreeHash,
@@ -75,7 +78,17 @@ pub(crate) fn copy_work_tree(
         reason,
     };
     let mut listed: BTreeMap<RelativePath, Listed> = BTreeMap::new();
-    for record in split_records(&git.run(["ls-files", "-z", "--stage"])?) {
+    let ls_files = |args: &[&str]| {
+        // Literal pathspecs: a folder's name is never a pattern.
+        let mut all = vec!["--literal-pathspecs", "ls-files", "-z"];
+        all.extend(args);
+        if !paths.is_empty() {
+            all.push("--");
+            all.extend(paths);
+        }
+        git.run(all)
+    };
+    for record in split_records(&ls_files(&["--stage"])?) {
         // `<mode> <object> <stage>\t<path>`
         let tab =
             record
@@ -95,7 +108,7 @@ pub(crate) fn copy_work_tree(
             kind,
         );
     }
-    let others = git.run(["ls-files", "-z", "--others", "--exclude-standard"])?;
+    let others = ls_files(&["--others", "--exclude-standard"])?;
     for record in split_records(&others) {
         // A nested repository is listed as `dir/`; its files are not ours.
         if record.ends_with(b"/") {
@@ -126,6 +139,7 @@ pub(crate) fn copy_work_tree(
                     library,
                     &sub,
                     &source,
+                    &[],
                     Some(&placed),
                     writer,
                     hash,

@@ -48,6 +48,10 @@ pub enum Command {
     DiffMerge(MergeArgs),
     /// Render a pull request comment from an untrusted report.json.
     DiffComment(CommentArgs),
+    /// Find the first revision between GOOD and BAD that moved one harness's count.
+    Bisect(crate::cli_history::BisectArgs),
+    /// Measure a library's paths over its published versions (or a checkout's revisions).
+    History(crate::cli_history::HistoryArgs),
 }
 
 #[derive(Args)]
@@ -126,11 +130,21 @@ pub struct ReadmeArgs {
     pub check: bool,
 }
 
-/// `regress diff`: compare the instruction counts of two commits.
+/// `regress diff`: compare the instruction counts of two commits, or of two
+/// revisions of a TLS library's own repository (`--library`).
 #[derive(Args)]
 #[command(after_help = "\
 Each commit is built in a temporary git worktree under target/regress-diff/ and measured \
 with the same Valgrind; your work tree, index and uncommitted changes are never touched.
+
+With --library NAME=PATH (s2n-tls, rustls, aws-lc-rs; repeatable), BASE and HEAD are \
+revisions of that library's git checkout at PATH, and HEAD defaults to its working tree as \
+it is, uncommitted edits included. Each side is exported under target/regress-source/, and \
+this workspace's harnesses are built against it in a scratch copy; neither repository is \
+changed. Only the harnesses the library's code reaches are measured (--all-harnesses: every \
+one). --base-released compares HEAD (then the only revision given) with the release this \
+workspace's Cargo.lock pins. A side measured before with the same program and Valgrind is \
+not measured again.
 
 Outputs (perf_outputs/diff/): report.json (schema 1), report.md (for a pull request \
 comment), <harness>.diff.txt (cg_annotate's per-function diff), base/ and head/ (the raw \
@@ -140,22 +154,35 @@ Exit codes: 0 nothing regressed beyond its threshold; 1 a harness regressed beyo
 threshold; 2 an error (a bad ref, a failed build or measurement, a missing shard); 130 \
 interrupted (SIGINT or SIGTERM: children stopped, worktrees removed, the previous report kept).")]
 pub struct DiffArgs {
-    /// The commit to compare against: a branch, tag or commit.
+    /// The commit (with --library: the library revision) to compare against.
     #[arg(value_name = "BASE", allow_hyphen_values = true)]
-    pub base: String,
+    pub base: Option<String>,
 
-    /// The commit to measure. Uncommitted changes are not part of it.
-    #[arg(
-        value_name = "HEAD",
-        default_value = "HEAD",
-        allow_hyphen_values = true
-    )]
-    pub head: String,
+    /// The commit to measure [default: HEAD; uncommitted changes are not part
+    /// of it]. With --library: a library revision [default: its working tree
+    /// as it is, uncommitted edits included].
+    #[arg(value_name = "HEAD", allow_hyphen_values = true)]
+    pub head: Option<String>,
 
     /// Compare HEAD with the merge base of BASE and HEAD (what a pull request
     /// changes), like `git diff BASE...HEAD`.
     #[arg(long)]
     pub merge_base: bool,
+
+    /// Build the harnesses against a TLS library's own git checkout:
+    /// NAME=PATH, NAME one of s2n-tls, rustls, aws-lc-rs (repeatable).
+    #[arg(long = "library", value_name = "NAME=PATH")]
+    pub libraries: Vec<String>,
+
+    /// With --library: the base is the release this workspace's Cargo.lock
+    /// pins, and the one revision given is HEAD.
+    #[arg(long, requires = "libraries")]
+    pub base_released: bool,
+
+    /// With --library: measure every harness, not only those the library's
+    /// code reaches.
+    #[arg(long, requires = "libraries")]
+    pub all_harnesses: bool,
 
     #[command(flatten)]
     pub filters: Filters,
@@ -169,9 +196,10 @@ pub struct DiffArgs {
     #[arg(long, value_name = "FILE")]
     pub bmf: Option<PathBuf>,
 
-    /// The cargo target folder both commits build in [default:
-    /// $CARGO_TARGET_DIR, else target/regress-diff/target]. It must not
-    /// contain target/regress-diff/, where the worktrees are.
+    /// The cargo target folder both sides build in [default:
+    /// $CARGO_TARGET_DIR, else target/regress-diff/target; with --library,
+    /// target/regress-source/target]. It must not contain
+    /// target/regress-diff/, where the worktrees are.
     #[arg(long, value_name = "DIR")]
     pub target_dir: Option<PathBuf>,
 }

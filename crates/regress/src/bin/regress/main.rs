@@ -11,6 +11,7 @@
 //! [`regress::report::Reporter`].
 
 mod cli;
+mod cli_history;
 mod commands;
 
 use std::process::ExitCode;
@@ -77,6 +78,8 @@ fn run(cli: Cli, reporter: &Reporter) -> anyhow::Result<Outcome> {
         Command::Diff(args) => commands::diff::diff(&context, args),
         Command::DiffMerge(args) => commands::diff::merge(&context, &args),
         Command::DiffComment(args) => commands::diff::comment(&context, &args),
+        Command::Bisect(args) => commands::bisect::bisect(&context, &args),
+        Command::History(args) => commands::history::history(&context, &args),
     }
 }
 

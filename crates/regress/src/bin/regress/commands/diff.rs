@@ -2,11 +2,14 @@
 //! function, and the merge of a sharded diff's reports.
 
 use std::path::Path;
+use std::time::Duration;
 
+use regress::diff::library::{LibraryPlan, LibraryRequest};
 use regress::diff::pipeline::{DiffRequest, Plan};
 use regress::diff::report::DiffReport;
 use regress::diff::{render, Outcome as DiffOutcome};
 use regress::measure::cachegrind;
+use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
 
 use super::{write_file, Context, Outcome};
@@ -14,23 +17,82 @@ use crate::cli::{CommentArgs, DiffArgs, MergeArgs};
 
 /// Runs a diff and writes its report.
 pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
+    if !args.libraries.is_empty() {
+        return library_diff(context, args);
+    }
+    let Some(base) = args.base else {
+        anyhow::bail!(
+            "name the BASE commit to compare against (`regress diff main`), or give \
+             --library NAME=PATH to compare revisions of a TLS library's checkout"
+        );
+    };
     // Refs first: a bad ref is refused before anything is created or
     // Valgrind is even looked for.
     let plan = Plan::resolve(
         &context.workspace,
         DiffRequest {
-            base: args.base,
-            head: args.head,
+            base,
+            head: args.head.unwrap_or_else(|| "HEAD".to_owned()),
             merge_base: args.merge_base,
             filters: args.filters.harnesses,
             shard: args.shard,
             target_dir: args.target_dir,
         },
     )?;
+    measure(context, args.bmf.as_deref(), |valgrind, timeout| {
+        plan.run(valgrind, timeout, context.workers(), context.reporter)
+    })
+}
+
+/// Finds Valgrind and its time limit (after the plan was checked), runs the
+/// diff, and publishes its report.
+fn measure(
+    context: &Context,
+    bmf: Option<&Path>,
+    run: impl FnOnce(&Valgrind, Duration) -> Result<DiffReport, regress::diff::DiffError>,
+) -> anyhow::Result<Outcome> {
     let valgrind = context.valgrind()?;
     let timeout = cachegrind::timeout_from_env()?;
-    let report = plan.run(&valgrind, timeout, context.workers(), context.reporter)?;
-    publish(context, &report, args.bmf.as_deref())
+    let report = run(&valgrind, timeout)?;
+    publish(context, &report, bmf)
+}
+
+/// `regress diff --library NAME=PATH BASE [HEAD]`: the libraries and
+/// revisions are checked before anything is created.
+fn library_diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
+    let (base, head) = if args.base_released {
+        if args.head.is_some() {
+            anyhow::bail!(
+                "with --base-released the base is the locked release; give at most one \
+                 revision, the HEAD"
+            );
+        }
+        (None, args.base)
+    } else {
+        let Some(base) = args.base else {
+            anyhow::bail!(
+                "name the BASE revision of the library's checkout (`regress diff --library \
+                 s2n-tls=PATH main`), or use --base-released"
+            );
+        };
+        (Some(base), args.head)
+    };
+    let plan = LibraryPlan::resolve(
+        &context.workspace,
+        LibraryRequest {
+            libraries: args.libraries,
+            base,
+            head,
+            merge_base: args.merge_base,
+            filters: args.filters.harnesses,
+            all_harnesses: args.all_harnesses,
+            shard: args.shard,
+            target_dir: args.target_dir,
+        },
+    )?;
+    measure(context, args.bmf.as_deref(), |valgrind, timeout| {
+        plan.run(valgrind, timeout, context.workers(), context.reporter)
+    })
 }
 
 /// Merges shard reports and writes the merged report.

@@ -1,9 +1,11 @@
 //! One module per command. Each takes the [`Context`] and its arguments,
 //! tells the reporter what happens, and says how it ended ([`Outcome`]).
 
+pub mod bisect;
 pub mod bless;
 pub mod compare;
 pub mod diff;
+pub mod history;
 pub mod list;
 pub mod noise;
 pub mod readme;

@@ -4,13 +4,14 @@ use std::io::Read;
 use std::process::{ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::thread::JoinHandle;
 
-use super::guard::Guard;
-use super::{Limits, ProcessError, Program, Tail};
+use crate::run::Tail;
+use crate::{Limits, ProcessError, Program, Supervised};
 
 /// A child whose standard input and output the caller drives (for
-/// `git cat-file --batch`), under the same time limit.
+/// `git cat-file --batch`), under its limits from the start: the
+/// watchdog kills it even while the caller is blocked on a pipe.
 pub struct Streaming {
-    guard: Guard,
+    child: Supervised,
     pub stdin: Option<ChildStdin>,
     pub stdout: ChildStdout,
     stderr: JoinHandle<std::io::Result<Vec<u8>>>,
@@ -23,13 +24,13 @@ impl Streaming {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut guard = Guard::new(program.spawn(command)?, limits, program.display());
-        let stdin = guard.child.stdin.take();
-        let stdout = guard.child.stdout.take().expect("piped stdout");
-        let stderr = guard.child.stderr.take().expect("piped stderr");
+        let mut child = Supervised::spawn_labelled(&mut command, program.label(), limits.role)?;
+        child.watch(limits);
+        let stdin = child.child_mut().stdin.take();
+        let stdout = child.child_mut().stdout.take().expect("piped stdout");
+        let mut stderr = child.child_mut().stderr.take().expect("piped stderr");
         let stderr = std::thread::spawn(move || {
             let mut tail = Tail::default();
-            let mut stderr = stderr;
             let mut buffer = [0u8; 4096];
             loop {
                 match stderr.read(&mut buffer) {
@@ -41,30 +42,31 @@ impl Streaming {
             }
         });
         Ok(Streaming {
-            guard,
+            child,
             stdin,
             stdout,
             stderr,
         })
     }
 
-    /// Whether the time limit or a cancellation has already killed the
-    /// child (an I/O error on its pipes is then the symptom, not the cause).
+    /// Whether the time limit, a cancellation or an interrupt has already
+    /// killed the child (an I/O error on its pipes is then the symptom,
+    /// not the cause).
     pub fn stop_reason(&self) -> Option<ProcessError> {
-        self.guard.stop_reason()
+        self.child.stop_reason()
     }
 
     /// Kills the child (and its group) now: the caller stopped reading, so
     /// the child may be blocked writing, and whoever feeds its input blocked
     /// behind it. `finish` then reports how it ended.
     pub fn abort(&mut self) {
-        self.guard.kill_now();
+        self.child.kill_now();
     }
 
     /// Waits for the child; its status and what it said on standard error.
     pub fn finish(mut self) -> Result<(ExitStatus, String), ProcessError> {
         drop(self.stdin.take());
-        let status = self.guard.finish()?;
+        let status = self.child.finish()?;
         let stderr = self
             .stderr
             .join()

@@ -1,0 +1,116 @@
+//! The arguments of the commands over many revisions: `bisect` and
+//! `history` (kept apart from `cli.rs`, which has every other command's).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// `regress bisect GOOD BAD --harness NAME`.
+#[derive(Args)]
+#[command(after_help = "\
+Searches GOOD, then BAD's first-parent line back to GOOD (`git rev-list --first-parent \
+--ancestry-path GOOD..BAD`), for the first revision whose count of the harness differs from \
+GOOD's beyond the harness's threshold (--by N: by N instructions or more). It measures at most \
+ceil(log2(n)) + 1 of n revisions when all build; a revision that does not build is skipped, \
+like `git bisect skip`. Without --library the revisions are this workspace's commits, built in \
+a private clone under target/regress-revisions/; with --library NAME=PATH they are commits of \
+that library's checkout, built into this workspace's harnesses. Neither repository, nor its \
+bisect state, is touched. Every build and count is kept (target/regress-revisions/, \
+target/regress-source/measured/), so a bisect run again measures nothing twice.
+
+Outputs: perf_outputs/bisect/<commit>/ (each revision's profiles), \
+perf_outputs/bisect/<harness>.diff.txt (the step's per-function diff), \
+perf_outputs/bisect/result.json.
+
+Exit codes: 0 the step was found; 1 no step beyond the threshold between GOOD and BAD; 2 an \
+error (a bad ref, GOOD not an ancestor of BAD, GOOD not measurable, only unbuildable revisions \
+left where the step is); 130 interrupted (children stopped, builds and counts kept).")]
+pub struct BisectArgs {
+    /// The revision whose count is the reference (older).
+    #[arg(value_name = "GOOD", allow_hyphen_values = true)]
+    pub good: String,
+
+    /// The revision whose count moved (newer; GOOD must be its ancestor).
+    #[arg(value_name = "BAD", allow_hyphen_values = true)]
+    pub bad: String,
+
+    /// The one harness to bisect, by its full name (`regress list`).
+    #[arg(long, value_name = "NAME")]
+    pub harness: String,
+
+    /// Bisect a TLS library's checkout instead of this workspace:
+    /// NAME=PATH, NAME one of s2n-tls, rustls, aws-lc-rs.
+    #[arg(long, value_name = "NAME=PATH")]
+    pub library: Option<String>,
+
+    /// Hunt a step of at least N instructions instead of one beyond the
+    /// harness's threshold.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub by: Option<u64>,
+
+    /// With --library: the cargo target folder of the builds [default:
+    /// target/regress-source/target, shared with `regress diff --library`].
+    #[arg(long, value_name = "DIR", requires = "library")]
+    pub target_dir: Option<PathBuf>,
+}
+
+/// `regress history --library NAME --versions RANGE`.
+#[derive(Args)]
+#[command(after_help = "\
+--versions A..=B (or A..B, end excluded) measures every published version of the library \
+in the range, as crates.io has them: each is locked in a scratch copy of this workspace \
+(`cargo update --precise`; this workspace's Cargo.lock is untouched), built once, and all of \
+the library's paths are measured. --revs A..B does the same over commits of a checkout \
+(--library NAME=PATH), every commit of B's first-parent line after A, or every N-th (--every), \
+or the tagged ones (--tags). A version or revision whose API the harnesses do not cover, or \
+that does not build, is reported and skipped.
+
+Results go to history/<library>/<version>.json (revisions: history/<library>/rev/<commit>.json), \
+one file each, with the fingerprint; a version already measured with this Valgrind is not \
+measured again. The table (each step's change and the function that moved most) is printed at \
+the end; --markdown alone prints it from history/ without measuring. `regress readme` writes \
+the README's history tables and `regress report` draws the history.
+
+Exit codes: 0 done (skipped versions are reported, not failures); 2 an error (no published \
+version in the range, a bad range, a failed measurement); 130 interrupted (what was measured \
+is kept).")]
+pub struct HistoryArgs {
+    /// The library: NAME (s2n-tls, rustls, aws-lc-rs) with --versions, or
+    /// NAME=PATH of its checkout with --revs.
+    #[arg(long, value_name = "NAME[=PATH]")]
+    pub library: String,
+
+    /// Published versions: A..=B or A..B.
+    #[arg(long, value_name = "RANGE", conflicts_with = "revs")]
+    pub versions: Option<String>,
+
+    /// Commits of the checkout: A..B (B's first-parent line after A).
+    #[arg(long, value_name = "A..B")]
+    pub revs: Option<String>,
+
+    /// With --revs: every N-th commit (B always included).
+    #[arg(long, value_name = "N", requires = "revs", value_parser = clap::value_parser!(u64).range(1..))]
+    pub every: Option<u64>,
+
+    /// With --revs: only the commits a tag points at (B always included).
+    #[arg(long, requires = "revs", conflicts_with = "every")]
+    pub tags: bool,
+
+    /// Only harnesses whose name contains this (repeatable).
+    #[arg(long = "harness", value_name = "NAME")]
+    pub harnesses: Vec<String>,
+
+    /// Print the stored history as a Markdown table (without a range:
+    /// measure nothing).
+    #[arg(long)]
+    pub markdown: bool,
+
+    /// Where the history files are [default: history/ in this workspace].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// The cargo target folder of the builds [default:
+    /// target/regress-source/target, shared with `regress diff --library`].
+    #[arg(long, value_name = "DIR")]
+    pub target_dir: Option<PathBuf>,
+}

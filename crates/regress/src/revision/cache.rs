@@ -1,0 +1,228 @@
+//! Built programs (and failed builds), one folder per key.
+//!
+//! ```text
+//! target/regress-revisions/programs/<key>/
+//!   build.json     what was built, and its harnesses, or why it did not build
+//!   harnesses      the measured program
+//!   Cargo.lock     the lock it was built with (the runner's fingerprint)
+//! ```
+//!
+//! An entry is made in a staging folder and renamed into place whole, so a
+//! folder at a key's path is always complete; an interrupted build leaves
+//! only a staging folder, removed by the next build of the same key. The
+//! record is read back as hostile input: bounded, every harness name
+//! checked.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::RevisionError;
+use crate::discover::{self, PROGRAM};
+use crate::harness_name::HarnessName;
+
+const RECORD: &str = "build.json";
+const SCHEMA: u32 = 1;
+/// The longest reason kept for a revision that does not build.
+const MAX_REASON: usize = 4096;
+
+/// A revision's built program.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The cache entry (holds the program and its `Cargo.lock`).
+    pub dir: PathBuf,
+    pub program: PathBuf,
+    /// The harnesses it hosts, sorted.
+    pub names: Vec<String>,
+    /// Whether it came from the cache (no build ran).
+    pub cached: bool,
+}
+
+/// What building a revision gave.
+#[derive(Debug, Clone)]
+pub enum Built {
+    Program(Program),
+    /// It does not build; the reason's first lines.
+    DoesNotBuild {
+        reason: String,
+        cached: bool,
+    },
+}
+
+impl Built {
+    pub fn cached(&self) -> bool {
+        match self {
+            Built::Program(program) => program.cached,
+            Built::DoesNotBuild { cached, .. } => *cached,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Record {
+    schema: u32,
+    revision: String,
+    /// The harness names; empty when it does not build.
+    names: Vec<HarnessName>,
+    /// Why it does not build; `None` when it does.
+    does_not_build: Option<String>,
+}
+
+/// The cache of built programs under a folder.
+pub struct ProgramCache {
+    root: PathBuf,
+}
+
+impl ProgramCache {
+    pub fn new(state: &Path) -> ProgramCache {
+        ProgramCache {
+            root: state.join("programs"),
+        }
+    }
+
+    /// The entry of `key`, or a fresh build made by `build` into a staging
+    /// folder (see [`super::Builder::build`]) and kept.
+    pub fn get_or_build(
+        &self,
+        key: &str,
+        revision: &str,
+        build: impl FnOnce(&Path) -> Result<Result<(), String>, RevisionError>,
+    ) -> Result<Built, RevisionError> {
+        let dir = self.root.join(key);
+        if let Some(found) = read(&dir) {
+            return Ok(found);
+        }
+        let staging = self
+            .root
+            .join(format!(".staging-{key}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir_all(&staging)
+            .map_err(|source| RevisionError::io("create the folder", &staging, source))?;
+        let guard = RemoveOnDrop(staging.clone());
+        let record = match build(&staging)? {
+            Ok(()) => {
+                let names = discover::list(&staging.join(PROGRAM))?
+                    .iter()
+                    .map(|name| HarnessName::new(name))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(crate::Error::from)?;
+                Record {
+                    schema: SCHEMA,
+                    revision: revision.to_owned(),
+                    names,
+                    does_not_build: None,
+                }
+            }
+            Err(reason) => Record {
+                schema: SCHEMA,
+                revision: revision.to_owned(),
+                names: Vec::new(),
+                does_not_build: Some(bounded(&reason)),
+            },
+        };
+        let text = serde_json::to_string_pretty(&record).expect("a record serialises");
+        let path = staging.join(RECORD);
+        std::fs::write(&path, text).map_err(|source| RevisionError::io("write", &path, source))?;
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::rename(&staging, &dir)
+            .map_err(|source| RevisionError::io("keep the build in", &dir, source))?;
+        drop(guard);
+        let mut built = read(&dir).ok_or_else(|| RevisionError::Cache { dir: dir.clone() })?;
+        match &mut built {
+            Built::Program(program) => program.cached = false,
+            Built::DoesNotBuild { cached, .. } => *cached = false,
+        }
+        Ok(built)
+    }
+}
+
+/// The entry in `dir`, if it is complete and well formed.
+fn read(dir: &Path) -> Option<Built> {
+    let text = crate::limits::read_capped(&dir.join(RECORD), crate::limits::MAX_SMALL_FILE).ok()?;
+    let record: Record = serde_json::from_str(&text).ok()?;
+    if record.schema != SCHEMA || record.revision.len() > 256 {
+        return None;
+    }
+    if let Some(reason) = record.does_not_build {
+        return Some(Built::DoesNotBuild {
+            reason: bounded(&reason),
+            cached: true,
+        });
+    }
+    let program = dir.join(PROGRAM);
+    if !program.is_file() || !dir.join("Cargo.lock").is_file() {
+        return None;
+    }
+    let mut names: Vec<String> = record.names.into_iter().map(String::from).collect();
+    names.sort();
+    Some(Built::Program(Program {
+        dir: dir.to_path_buf(),
+        program,
+        names,
+        cached: true,
+    }))
+}
+
+/// At most [`MAX_REASON`] bytes of `reason`, without control characters
+/// but line breaks.
+fn bounded(reason: &str) -> String {
+    let clean: String = reason
+        .chars()
+        .filter(|c| *c == '\n' || !c.is_control())
+        .collect();
+    if clean.len() <= MAX_REASON {
+        return clean;
+    }
+    let mut end = MAX_REASON;
+    while !clean.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &clean[..end])
+}
+
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_kept_and_hostile_records_ignored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = ProgramCache::new(dir.path());
+        let mut builds = 0;
+        for _ in 0..2 {
+            let built = cache
+                .get_or_build("k1", "abc", |_| {
+                    builds += 1;
+                    Ok(Err("error[E0599]: no method\u{1b}[31m".to_owned()))
+                })
+                .expect("cached");
+            let Built::DoesNotBuild { reason, .. } = built else {
+                panic!("a failure")
+            };
+            assert_eq!(reason, "error[E0599]: no method[31m");
+        }
+        assert_eq!(builds, 1, "the failure is kept");
+
+        // A record naming a path instead of a harness is not an entry.
+        let entry = dir.path().join("programs/k2");
+        std::fs::create_dir_all(&entry).expect("mkdir");
+        std::fs::write(
+            entry.join(RECORD),
+            r#"{"schema":1,"revision":"x","names":["../../x"],"does_not_build":null}"#,
+        )
+        .expect("write");
+        std::fs::write(entry.join(PROGRAM), "").expect("write");
+        std::fs::write(entry.join("Cargo.lock"), "").expect("write");
+        assert!(read(&entry).is_none());
+        assert_eq!(bounded(&"é".repeat(5000)).chars().last(), Some('…'));
+    }
+}

@@ -1,0 +1,215 @@
+//! Published versions of a library, from crates.io, each built into this
+//! workspace's harnesses.
+//!
+//! A published version needs no export and no patch: cargo downloads it
+//! like any dependency once the lock names it. The lock is moved in the
+//! scratch copy of the workspace that [`ScratchWorkspace`] keeps for
+//! builds without patches, with `cargo update -p <crate>@<locked>
+//! --precise <version>` (s2n-tls pins its s2n-tls-sys exactly, so the sys
+//! crate follows); this workspace's own `Cargo.lock` is never touched. A
+//! version the harnesses do not cover ([`regress_source::features`]) is
+//! reported without a build; one whose API they cover but which does not
+//! compile, or which the workspace's requirement rejects, is reported with
+//! cargo's reason.
+
+use std::path::{Path, PathBuf};
+
+use regress_source::features::Coverage;
+use regress_source::process::{self as source_process, RunOptions};
+use regress_source::{build_harnesses, Library, Options, ScratchWorkspace, SourceDirs};
+
+use super::error::RevisionError;
+use super::inputs::BuildInputs;
+use super::library::{copy, does_not_build};
+use super::Builder;
+use crate::diff::build::{isolation, Isolation};
+use crate::discover::PROGRAM;
+
+/// Builds published versions of one library.
+pub struct PublishedVersions {
+    library: &'static Library,
+    coverage: &'static Coverage,
+    dirs: SourceDirs,
+    target: PathBuf,
+    inputs: BuildInputs,
+    options: Options,
+}
+
+impl PublishedVersions {
+    /// `None` for a library whose covered versions the harnesses do not
+    /// say (it cannot have a history).
+    pub fn new(
+        library: &'static Library,
+        dirs: SourceDirs,
+        target: Option<&Path>,
+        options: Options,
+    ) -> Result<Option<PublishedVersions>, RevisionError> {
+        let Some(coverage) = Coverage::of(library.name) else {
+            return Ok(None);
+        };
+        let inputs = BuildInputs::compilers(dirs.workspace())?.with_workspace(dirs.workspace())?;
+        Ok(Some(PublishedVersions {
+            library,
+            coverage,
+            target: target.map_or_else(|| dirs.build_target(), Path::to_path_buf),
+            dirs,
+            inputs,
+            options,
+        }))
+    }
+
+    /// The crate whose version is the library's.
+    pub fn krate(&self) -> &'static str {
+        self.coverage.krate
+    }
+
+    /// Why the harnesses cannot build `version`, when they do not cover it.
+    pub fn not_covered(&self, version: &semver::Version) -> Option<String> {
+        self.coverage.generation(version).is_none().then(|| {
+            format!(
+                "{} {version} is not covered; the harnesses cover {}",
+                self.library,
+                self.coverage.covered()
+            )
+        })
+    }
+
+    /// Moves the scratch copy's lock to `version`; `Ok(Err(reason))` when
+    /// cargo refuses.
+    fn move_lock(
+        &self,
+        scratch: &ScratchWorkspace,
+        version: &semver::Version,
+    ) -> Result<Result<(), String>, RevisionError> {
+        let lock = scratch.root().join("Cargo.lock");
+        let locked = locked_versions(&lock, self.krate())?;
+        if locked.contains(version) {
+            return Ok(Ok(()));
+        }
+        let compatible = |v: &semver::Version| {
+            v.major == version.major && (v.major != 0 || v.minor == version.minor)
+        };
+        let Some(from) = locked
+            .iter()
+            .find(|v| compatible(v))
+            .or(locked.first().filter(|_| locked.len() == 1))
+        else {
+            return Ok(Err(format!(
+                "this workspace locks {} at {}, none of which `cargo update --precise {version}` \
+                 can move",
+                self.krate(),
+                display_versions(&locked)
+            )));
+        };
+        let spec = format!("{}@{from}", self.krate());
+        let program = scratch.cargo().program(
+            scratch.root(),
+            [
+                "update",
+                "-p",
+                spec.as_str(),
+                "--precise",
+                &version.to_string(),
+            ],
+        );
+        let finished = source_process::run(
+            &program,
+            &self.options.limits(self.options.timeouts.cargo),
+            RunOptions::default(),
+        )
+        .map_err(regress_source::SourceError::from)?;
+        if !finished.success() {
+            return Ok(Err(format!(
+                "`{}` failed: {}",
+                finished.command,
+                finished.tail(12)
+            )));
+        }
+        if !locked_versions(&lock, self.krate())?.contains(version) {
+            return Ok(Err(format!(
+                "`{}` did not lock {} {version}",
+                finished.command,
+                self.krate()
+            )));
+        }
+        Ok(Ok(()))
+    }
+}
+
+impl Builder for PublishedVersions {
+    fn describe(&self) -> String {
+        format!("{} from crates.io", self.library)
+    }
+
+    fn key(&self, revision: &str) -> String {
+        self.inputs.key(&["published", self.library.name, revision])
+    }
+
+    fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError> {
+        crate::process::check()?;
+        let version = semver::Version::parse(revision).map_err(|error| RevisionError::Git {
+            args: "version".to_owned(),
+            dir: PathBuf::new(),
+            detail: format!("{revision:?} is not a version: {error}"),
+        })?;
+        if let Some(reason) = self.not_covered(&version) {
+            return Ok(Err(reason));
+        }
+        let scratch = ScratchWorkspace::prepare(&self.dirs, &[], &self.options)?;
+        if let Err(reason) = self.move_lock(&scratch, &version)? {
+            return Ok(Err(reason));
+        }
+        let mut extra = match isolation(scratch.root())? {
+            Isolation::Renamed(config) => config,
+            Isolation::NeedsOwnTargetDir { .. } => Vec::new(),
+        };
+        let features: Vec<&str> = self
+            .coverage
+            .generation(&version)
+            .map(|generation| generation.features.to_vec())
+            .unwrap_or_default();
+        if !features.is_empty() {
+            extra.extend(["--features".to_owned(), features.join(",")]);
+        }
+        let built = build_harnesses(&scratch, &self.dirs, &self.target, &extra, &self.options);
+        crate::process::check()?;
+        let built = match built {
+            Ok(built) => built,
+            Err(error) if does_not_build(&error) => return Ok(Err(error.to_string())),
+            Err(error) => return Err(error.into()),
+        };
+        copy(&built.program, &into.join(PROGRAM))?;
+        copy(&scratch.root().join("Cargo.lock"), &into.join("Cargo.lock"))?;
+        Ok(Ok(()))
+    }
+}
+
+/// The versions of `krate` in the lock file at `lock`.
+fn locked_versions(lock: &Path, krate: &str) -> Result<Vec<semver::Version>, RevisionError> {
+    let text =
+        std::fs::read_to_string(lock).map_err(|source| RevisionError::io("read", lock, source))?;
+    let table: toml::Table = text.parse().map_err(|error: toml::de::Error| {
+        RevisionError::Runner(crate::Error::Toml {
+            what: "Cargo.lock",
+            path: lock.to_path_buf(),
+            source: Box::new(error),
+        })
+    })?;
+    Ok(table
+        .get("package")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|package| package.get("name").and_then(toml::Value::as_str) == Some(krate))
+        .filter_map(|package| package.get("version").and_then(toml::Value::as_str))
+        .filter_map(|version| semver::Version::parse(version).ok())
+        .collect())
+}
+
+fn display_versions(versions: &[semver::Version]) -> String {
+    versions
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

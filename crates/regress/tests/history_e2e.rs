@@ -1,0 +1,150 @@
+//! `regress history` end to end over two published versions of rustls,
+//! which cargo downloads from crates.io like any dependency (the only test
+//! that needs the registry; 0.23.46 is the one this workspace locks).
+//!
+//! It runs in a copy of this project, building into this workspace's own
+//! cargo target folder, and checks that each version gets its file under
+//! `history/rustls/` with a count of the measured path and its fingerprint,
+//! that the project's `Cargo.lock` is untouched, that a second run measures
+//! nothing, that `--markdown` prints the table from the files alone, and
+//! that a range with no published version is refused with a clear message.
+
+mod support;
+
+use support::{project, regress, target_dir, valgrind_or_skip};
+
+const HARNESS: &str = "rustls::x509_parse_chain";
+
+#[test]
+fn two_published_versions_of_rustls() {
+    if !valgrind_or_skip("two_published_versions_of_rustls") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = project(dir.path());
+    let lock = std::fs::read(project.join("Cargo.lock")).expect("lock");
+    let target = target_dir();
+    let args = [
+        "history",
+        "--library",
+        "rustls",
+        "--versions",
+        "0.23.45..=0.23.46",
+        "--harness",
+        HARNESS,
+        "--target-dir",
+        target.to_str().expect("utf-8"),
+    ];
+    let output = regress(&project, &args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        std::fs::read(project.join("Cargo.lock")).expect("lock"),
+        lock,
+        "the project's lock is untouched"
+    );
+    for version in ["0.23.45", "0.23.46"] {
+        let path = project.join(format!("history/rustls/{version}.json"));
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("a file per version"))
+                .expect("JSON");
+        let entry = &record["entries"][0];
+        assert_eq!(
+            entry["fingerprint"]["libraries"]["rustls"], version,
+            "{record}"
+        );
+        let count = entry["paths"][HARNESS]["instructions"]
+            .as_u64()
+            .expect("a count");
+        assert!(count > 1_000, "{record}");
+        assert_eq!(
+            entry["paths"].as_object().expect("paths").len(),
+            1,
+            "only the selected harness: {record}"
+        );
+    }
+    let second: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.join("history/rustls/0.23.46.json")).expect("read"),
+    )
+    .expect("JSON");
+    assert_eq!(second["entries"][0]["step"]["from"], "0.23.45");
+    assert!(stdout.contains("| x509_parse_chain |"), "{stdout}");
+
+    // Nothing is measured again.
+    let again = regress(&project, &args);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("0 measured now") && stderr.contains("0 builds, 0 measurements"),
+        "{stderr}"
+    );
+
+    // The table from the files alone.
+    let table = regress(&project, &["history", "--library", "rustls", "--markdown"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert_eq!(table.status.code(), Some(0));
+    assert!(text.contains("| path | 0.23.45 | 0.23.46 |"), "{text}");
+
+    // No version of the range was ever published.
+    let none = regress(
+        &project,
+        &[
+            "history",
+            "--library",
+            "rustls",
+            "--versions",
+            "0.23.900..=0.23.901",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    assert_eq!(none.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("crates.io has no version of rustls in 0.23.900..=0.23.901"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_history_input_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = project(dir.path());
+    for (args, expected) in [
+        (
+            vec![
+                "history",
+                "--library",
+                "openssl",
+                "--versions",
+                "1.0.0..=1.0.1",
+            ],
+            "not a library regress knows",
+        ),
+        (
+            vec![
+                "history",
+                "--library",
+                "rustls",
+                "--versions",
+                "0.23.46..=0.23.40",
+            ],
+            "it is empty",
+        ),
+        (
+            vec!["history", "--library", "rustls", "--versions", "0.23"],
+            "no `..=` or `..`",
+        ),
+        (
+            vec!["history", "--library", "rustls"],
+            "name what to measure",
+        ),
+    ] {
+        let output = regress(&project, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    assert!(!project.join("history").exists() && !project.join("target").exists());
+}

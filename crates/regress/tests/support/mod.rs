@@ -1,0 +1,114 @@
+//! What the end-to-end tests of `regress diff` share: where this workspace
+//! and its cargo target folder are, whether Valgrind is there, and a copy
+//! of this project's committed files to run a diff in.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/regress is two levels below the root")
+        .to_path_buf()
+}
+
+/// The cargo target folder this test binary was built in.
+pub fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    // .../target/debug/regress
+    Path::new(env!("CARGO_BIN_EXE_regress"))
+        .ancestors()
+        .nth(2)
+        .expect("the binary is two levels below the target folder")
+        .to_path_buf()
+}
+
+/// Whether the Valgrind tests can run here: skipped with a visible note
+/// without Valgrind, unless `REGRESS_REQUIRE_VALGRIND=1` makes that a
+/// failure.
+pub fn valgrind_or_skip(test: &str) -> bool {
+    match regress::measure::valgrind::Valgrind::from_env() {
+        Ok(_) => true,
+        Err(error) => {
+            if std::env::var("REGRESS_REQUIRE_VALGRIND").as_deref() == Ok("1") {
+                panic!("REGRESS_REQUIRE_VALGRIND=1 but Valgrind is unavailable: {error}");
+            }
+            // libtest captures eprintln!, but not a direct write.
+            let _ = std::io::stderr()
+                .write_all(format!("{test}: SKIPPED (Valgrind unavailable: {error})\n").as_bytes());
+            false
+        }
+    }
+}
+
+/// Unpacks this project's committed files (`git archive HEAD`) into the new
+/// folder `root`.
+pub fn unpack_project(root: &Path) {
+    std::fs::create_dir(root).expect("mkdir");
+    let mut archive = Command::new("git")
+        .arg("-C")
+        .arg(workspace_root())
+        .args(["archive", "--format=tar", "HEAD"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git archive");
+    let unpacked = Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(root)
+        .stdin(archive.stdout.take().expect("archive output"))
+        .status()
+        .expect("tar");
+    assert!(unpacked.success() && archive.wait().expect("wait").success());
+}
+
+/// A copy of this project's committed files in `dir/project`, made a git
+/// repository of one commit: the workspace an end-to-end test runs
+/// `regress` in.
+pub fn project(dir: &Path) -> PathBuf {
+    let root = dir.join("project");
+    unpack_project(&root);
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"][..],
+        &["commit", "-q", "-m", "project"][..],
+    ] {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(["-c", "commit.gpgSign=false"])
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    }
+    root
+}
+
+/// `regress ARGS` in `project`, as a user runs it there (no variable of
+/// the test's own cargo run pointing elsewhere), stdin closed.
+pub fn regress_command(project: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_regress"));
+    command
+        .args(args)
+        .current_dir(project)
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env_remove("REGRESS_ROOT")
+        .stdin(Stdio::null());
+    command
+}
+
+/// [`regress_command`], run to the end.
+pub fn regress(project: &Path, args: &[&str]) -> std::process::Output {
+    regress_command(project, args)
+        .output()
+        .expect("run regress")
+}
