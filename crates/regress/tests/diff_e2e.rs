@@ -200,7 +200,7 @@ fn finds_exactly_the_calibration_change_and_touches_nothing() {
         &std::fs::read_to_string(repo.join("perf_outputs/diff/report.json")).expect("report.json"),
     )
     .expect("report JSON");
-    assert_eq!(report["schema"], 1);
+    assert_eq!(report["schema"], 2);
     let harness = |name: &str| -> &serde_json::Value {
         report["harnesses"]
             .as_array()
@@ -321,11 +321,11 @@ fn assert_refused(args: &[&str], expected: &str) {
 fn a_ref_that_does_not_exist_is_refused() {
     assert_refused(
         &["diff", "no-such-branch", "HEAD"],
-        "the base ref \"no-such-branch\" does not name a commit",
+        "the base revision \"no-such-branch\" does not name a commit",
     );
     assert_refused(
         &["diff", "main", "v9.9.9"],
-        "the head ref \"v9.9.9\" does not name a commit",
+        "the head revision \"v9.9.9\" does not name a commit",
     );
 }
 
@@ -349,7 +349,7 @@ fn diff_merge_renders_one_report_from_shards() {
     let (_dir, repo) = small_repository();
     let shard = |index: u32, harness: &str, base: u64, head: u64| {
         serde_json::json!({
-            "schema": 1,
+            "schema": 2,
             "base": { "ref": "main", "commit": "a".repeat(40) },
             "head": { "ref": "HEAD", "commit": "b".repeat(40) },
             "valgrind": "3.22.0",
