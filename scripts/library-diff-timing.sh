@@ -55,7 +55,8 @@ timed() {
   fi
 }
 
-summary() { grep -E "^(base|head|s2n-tls:)|regressed|improved|unchanged" "$1" | tail -20; }
+# The diff's header, its table (one row per harness) and its last line.
+summary() { grep -E "^(base|head|s2n-tls:)|^s2n_tls::[a-z0-9_]+ +[0-9,]+ |^[0-9]+ (regressed|improved|within|unchanged)" "$1"; }
 
 if [[ -z "$checkout" ]]; then
   repo=$(cargo run --locked -q -p regress --example library_fixture -- "$scratch" "timing $(date +%s%N)")
