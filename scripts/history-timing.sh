@@ -12,7 +12,7 @@
 # own build of the harnesses (aws-lc, OpenSSL's bindings, the locked
 # version of the library) is made first and not timed; every other
 # version's build and every measurement are. The history is written to a
-# scratch folder (`--dir`), so nothing stored in history/ is skipped and
+# scratch folder (`--dir`), so nothing stored in baselines/history/ is skipped and
 # nothing there is changed. Builds and measurements this workspace kept
 # from an earlier run (target/regress-revisions/, target/regress-source/)
 # ARE reused: for a cold timing run the script in a fresh copy,
