@@ -87,6 +87,30 @@ fn two_published_versions_of_rustls() {
         "{stderr}"
     );
 
+    // Versions the harnesses do not cover are reported and skipped, and
+    // nothing is built for them (nor counted as a build).
+    let uncovered = regress(
+        &project,
+        &[
+            "history",
+            "--library",
+            "rustls",
+            "--versions",
+            "0.22.0..=0.22.1",
+            "--target-dir",
+            target.to_str().expect("utf-8"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&uncovered.stderr);
+    assert_eq!(uncovered.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("0.22.0: skipped, rustls 0.22.0 is not covered")
+            && stderr.contains("2 skipped; 0 builds, 0 measurements")
+            && !stderr.contains("building"),
+        "{stderr}"
+    );
+    assert!(!project.join(STORED).join("rustls/0.22.0.json").exists());
+
     // The table from the files alone.
     let table = regress(&project, &["history", "--library", "rustls", "--markdown"]);
     let text = String::from_utf8_lossy(&table.stdout);

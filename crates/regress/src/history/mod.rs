@@ -420,6 +420,11 @@ impl Walk<'_> {
         if let Some(names) = self.measured_here.get(revision) {
             return Ok(Some(names.clone()));
         }
+        if let Some(reason) = self.builder.refuses(revision) {
+            (self.progress)(&format!("{revision}: skipped, {reason}"));
+            self.result.skipped.push((revision.to_owned(), reason));
+            return Ok(None);
+        }
         (self.progress)(&format!("{revision}: building"));
         let started = Instant::now();
         let built = revision::program(self.builder, self.state, revision)?;
