@@ -185,7 +185,8 @@ fn bisect_names_the_commit_that_added_a_function() {
     assert!(stderr.contains("no revision after GOOD builds"), "{stderr}");
     assert!(stderr.contains("missing utils/"), "{stderr}");
     eprintln!(
-        "bisect end to end: {:.0} s",
+        "bisect end to end: commit {STEP} of {COMMITS} found after {measured} measurements; \
+         the whole test {:.0} s",
         started.elapsed().as_secs_f64()
     );
 }

@@ -4,14 +4,18 @@
 //!
 //! It runs in a copy of this project, building into this workspace's own
 //! cargo target folder, and checks that each version gets its file under
-//! `history/rustls/` with a count of the measured path and its fingerprint,
+//! `baselines/history/rustls/` with a count of the measured path and its fingerprint,
 //! that the project's `Cargo.lock` is untouched, that a second run measures
 //! nothing, that `--markdown` prints the table from the files alone, and
 //! that a range with no published version is refused with a clear message.
 
 mod support;
 
-use support::{project, regress, target_dir, valgrind_or_skip};
+use support::{project_without, regress, target_dir, valgrind_or_skip};
+
+/// The committed histories, left out of the project copy: the test
+/// measures into an empty store.
+const STORED: &str = "baselines/history";
 
 const HARNESS: &str = "rustls::x509_parse_chain";
 
@@ -21,7 +25,7 @@ fn two_published_versions_of_rustls() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let project = project(dir.path());
+    let project = project_without(dir.path(), &[STORED]);
     let lock = std::fs::read(project.join("Cargo.lock")).expect("lock");
     let target = target_dir();
     let args = [
@@ -47,7 +51,7 @@ fn two_published_versions_of_rustls() {
         "the project's lock is untouched"
     );
     for version in ["0.23.45", "0.23.46"] {
-        let path = project.join(format!("history/rustls/{version}.json"));
+        let path = project.join(format!("{STORED}/rustls/{version}.json"));
         let record: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).expect("a file per version"))
                 .expect("JSON");
@@ -67,7 +71,8 @@ fn two_published_versions_of_rustls() {
         );
     }
     let second: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(project.join("history/rustls/0.23.46.json")).expect("read"),
+        &std::fs::read_to_string(project.join(format!("{STORED}/rustls/0.23.46.json")))
+            .expect("read"),
     )
     .expect("JSON");
     assert_eq!(second["entries"][0]["step"]["from"], "0.23.45");
@@ -81,6 +86,30 @@ fn two_published_versions_of_rustls() {
         stderr.contains("0 measured now") && stderr.contains("0 builds, 0 measurements"),
         "{stderr}"
     );
+
+    // Versions the harnesses do not cover are reported and skipped, and
+    // nothing is built for them (nor counted as a build).
+    let uncovered = regress(
+        &project,
+        &[
+            "history",
+            "--library",
+            "rustls",
+            "--versions",
+            "0.22.0..=0.22.1",
+            "--target-dir",
+            target.to_str().expect("utf-8"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&uncovered.stderr);
+    assert_eq!(uncovered.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("0.22.0: skipped, rustls 0.22.0 is not covered")
+            && stderr.contains("2 skipped; 0 builds, 0 measurements")
+            && !stderr.contains("building"),
+        "{stderr}"
+    );
+    assert!(!project.join(STORED).join("rustls/0.22.0.json").exists());
 
     // The table from the files alone.
     let table = regress(&project, &["history", "--library", "rustls", "--markdown"]);
@@ -110,7 +139,7 @@ fn two_published_versions_of_rustls() {
 #[test]
 fn bad_history_input_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let project = project(dir.path());
+    let project = project_without(dir.path(), &[STORED]);
     for (args, expected) in [
         (
             vec![
@@ -146,7 +175,5 @@ fn bad_history_input_is_refused() {
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
-    // The project's own `history/` (committed s2n-tls files) is copied
-    // with it; refused input must add nothing to it and build nothing.
-    assert!(!project.join("history/rustls").exists() && !project.join("target").exists());
+    assert!(!project.join(STORED).exists() && !project.join("target").exists());
 }

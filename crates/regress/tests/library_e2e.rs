@@ -1,12 +1,13 @@
-//! `regress diff --library` end to end, on a git repository in s2n-tls's
-//! real layout (built by `regress-source`'s test fixtures from the
-//! s2n-tls and s2n-tls-sys crates in the cargo registry; no upstream
-//! checkout is used).
+//! `regress diff --library` end to end, on git repositories in s2n-tls's
+//! and rustls's real layouts (built by `regress-source`'s test fixtures
+//! from the crates in the cargo registry; no upstream checkout is used).
 //!
 //! Commit 1 is the release this workspace locks; commit 2 adds a known
-//! `noinline` loop to `s2n_sendv_with_offset`, which only application-data
-//! sending runs. The diff must name that function on every s2n-tls record
-//! harness with exactly its cost, show no changed function outside glibc on
+//! loop that only application-data sending runs (s2n-tls: a `noinline` C
+//! function called from `s2n_sendv_with_offset`; rustls: an
+//! `#[inline(never)]` Rust function called from `send_appdata_encrypt`).
+//! The diff must name that function on every record harness of the library
+//! with exactly its cost, show no changed function outside glibc on
 //! the other harnesses once names are normalised (a few instructions of
 //! glibc layout noise at most), exit with the regression
 //! code, and leave the library's repository byte for byte as it was (work
@@ -32,13 +33,123 @@ const EXIT_REGRESSED: i32 = 1;
 /// The exit code of an error.
 const EXIT_ERROR: i32 = 2;
 
-use spin::{s2n_tls_with_a_spin, SPIN, SPIN_FUNCTION};
+use spin::{rustls_with_a_spin, s2n_tls_with_a_spin, RUSTLS_SPIN_FUNCTION, SPIN, SPIN_FUNCTION};
 use support::{project, regress, target_dir, valgrind_or_skip};
 
 fn report(project: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(project.join("perf_outputs/diff/report.json"))
         .expect("report.json");
     serde_json::from_str(&text).expect("report JSON")
+}
+
+/// Runs `regress diff --library SPEC HEAD~1 HEAD` in `project`, checks that
+/// the library's repository at `library` is still as `before` recorded it
+/// and that the diff exited with the regression code, and returns its
+/// standard output and `report.json`.
+fn diff_head_against_its_parent(
+    project: &Path,
+    spec: &str,
+    library: &Path,
+    before: &Snapshot,
+) -> (String, serde_json::Value) {
+    let target = target_dir();
+    let output = regress(
+        project,
+        &[
+            "diff",
+            "--library",
+            spec,
+            "HEAD~1",
+            "HEAD",
+            "--target-dir",
+            target.to_str().expect("utf-8"),
+        ],
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    Snapshot::take(library).assert_same(before);
+    assert_eq!(
+        output.status.code(),
+        Some(EXIT_REGRESSED),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    (stdout.into_owned(), report(project))
+}
+
+/// The measured harnesses of `report`: exactly `count`, all named
+/// `prefix…`, with every group of `skipped` reported as not measured.
+fn only_measured<'a>(
+    report: &'a serde_json::Value,
+    prefix: &str,
+    count: usize,
+    skipped: &[&str],
+) -> &'a [serde_json::Value] {
+    let harnesses = report["harnesses"].as_array().expect("harnesses");
+    let names: Vec<&str> = harnesses
+        .iter()
+        .map(|h| h["harness"].as_str().expect("name"))
+        .collect();
+    assert!(
+        names.iter().all(|name| name.starts_with(prefix)),
+        "only the harnesses the library reaches are measured: {names:?}"
+    );
+    assert_eq!(names.len(), count, "{names:?}");
+    let not_measured = &report["sources"]["not_measured"];
+    for group in skipped {
+        assert!(
+            not_measured
+                .as_array()
+                .expect("list")
+                .iter()
+                .any(|g| g == group),
+            "{group} not measured: {not_measured}"
+        );
+    }
+    harnesses
+}
+
+/// Records write 1 MiB in 16 KiB or 1 KiB writes: the calls of a function
+/// that runs once per write.
+fn writes(harness: &str) -> u64 {
+    if harness.ends_with("_16k") {
+        64
+    } else {
+        1024
+    }
+}
+
+/// A harness the spin does not run on, checked for anything beyond layout
+/// noise. The spin moves the library's code and data by a few bytes, and
+/// glibc's string functions count a few instructions more or less on the
+/// moved strings: layout noise, in glibc only. Measured on s2n-tls:
+/// config_build +41 in `__strncmp_avx2` and `__memcmp_avx2_movbe` here; on
+/// the CI runner every handshake +18 to +31 in `__strcmp_avx2` and
+/// `__memcmp_avx2_movbe`, config_build -26. Anything in another origin, or
+/// more than 100 instructions, is a finding.
+fn beyond_layout_noise(harness: &serde_json::Value) -> Option<String> {
+    let name = harness["harness"].as_str().expect("name");
+    let functions = harness["functions"].as_array().expect("functions");
+    let noise: i64 = functions
+        .iter()
+        .map(|f| f["delta"].as_i64().expect("delta").abs())
+        .sum();
+    let in_glibc = functions.iter().all(|f| {
+        f["origin"] == "runtime"
+            && f["file"]
+                .as_str()
+                .is_some_and(|file| file.starts_with("./"))
+    });
+    (!in_glibc || noise > 100 || harness["delta"].as_i64().is_none_or(|d| d.abs() > 100)).then(
+        || {
+            format!(
+                "{name}: more than layout noise in glibc (delta {}): {:?}",
+                harness["delta"],
+                &functions[..functions.len().min(5)]
+            )
+        },
+    )
 }
 
 #[test]
@@ -59,52 +170,13 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
     let before = Snapshot::take(&s2n);
 
     let spec = format!("s2n-tls={}", s2n.display());
-    let target = target_dir();
-    let output = regress(
-        &project,
-        &[
-            "diff",
-            "--library",
-            &spec,
-            "HEAD~1",
-            "HEAD",
-            "--target-dir",
-            target.to_str().expect("utf-8"),
-        ],
+    let (stdout, report) = diff_head_against_its_parent(&project, &spec, &s2n, &before);
+    let harnesses = only_measured(
+        &report,
+        "s2n_tls::",
+        13,
+        &["openssl::", "rustls::", "aws_lc_rs::", "calibration::"],
     );
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr),
-    );
-    Snapshot::take(&s2n).assert_same(&before);
-    assert_eq!(
-        output.status.code(),
-        Some(EXIT_REGRESSED),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-
-    let report = report(&project);
-    let harnesses = report["harnesses"].as_array().expect("harnesses");
-    let names: Vec<&str> = harnesses
-        .iter()
-        .map(|h| h["harness"].as_str().expect("name"))
-        .collect();
-    assert!(
-        names.iter().all(|name| name.starts_with("s2n_tls::")),
-        "only the harnesses s2n-tls reaches are measured: {names:?}"
-    );
-    assert_eq!(names.len(), 13, "{names:?}");
-    let not_measured = &report["sources"]["not_measured"];
-    for group in ["openssl::", "rustls::", "aws_lc_rs::", "calibration::"] {
-        assert!(
-            not_measured
-                .as_array()
-                .expect("list")
-                .iter()
-                .any(|g| g == group),
-            "{not_measured}"
-        );
-    }
 
     // Every finding is collected first, so a failure shows them all with
     // the diff's own table.
@@ -128,8 +200,8 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
             {
                 problems.push(format!("{name}: {spin}"));
             }
-            // One call per record: 1 MiB in 16 KiB or 1 KiB writes.
-            let calls: u64 = if name.ends_with("_16k") { 64 } else { 1024 };
+            // One call per record, one record per write.
+            let calls = writes(name);
             let delta = spin["delta"].as_u64().expect("delta");
             let cost = delta / calls;
             // `mov`, 3 instructions per iteration, `ret`, and the frame
@@ -145,32 +217,8 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
             if harness["verdict"] != "regressed" {
                 problems.push(format!("{name}: {}", harness["verdict"]));
             }
-        } else {
-            // The spin moves s2n-tls's code and data by a few bytes, and
-            // glibc's string functions count a few instructions more or less
-            // on the moved strings: layout noise, in glibc only. Measured:
-            // config_build +41 in `__strncmp_avx2` and `__memcmp_avx2_movbe`
-            // here; on the CI runner every handshake +18 to +31 in
-            // `__strcmp_avx2` and `__memcmp_avx2_movbe`, config_build -26.
-            // Anything in another origin, or more than 100 instructions, is
-            // a finding.
-            let noise: i64 = functions
-                .iter()
-                .map(|f| f["delta"].as_i64().expect("delta").abs())
-                .sum();
-            let in_glibc = functions.iter().all(|f| {
-                f["origin"] == "runtime"
-                    && f["file"]
-                        .as_str()
-                        .is_some_and(|file| file.starts_with("./"))
-            });
-            if !in_glibc || noise > 100 || harness["delta"].as_i64().is_none_or(|d| d.abs() > 100) {
-                problems.push(format!(
-                    "{name}: more than layout noise in glibc (delta {}): {:?}",
-                    harness["delta"],
-                    &functions[..functions.len().min(5)]
-                ));
-            }
+        } else if let Some(problem) = beyond_layout_noise(harness) {
+            problems.push(problem);
         }
     }
     assert!(
@@ -179,6 +227,78 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
         problems.join("\n")
     );
     assert!(stdout.contains("s2n-tls: base HEAD~1"), "{stdout}");
+}
+
+#[test]
+fn rustls_from_its_repository_finds_exactly_the_spin() {
+    if !valgrind_or_skip("rustls_from_its_repository_finds_exactly_the_spin") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = project(dir.path());
+    let rustls = rustls_with_a_spin(dir.path());
+    // An untracked file and an uncommitted edit, neither measured.
+    std::fs::write(rustls.join("notes.txt"), "untracked\n").expect("write");
+    common::replace_in(
+        &rustls.join("rustls/src/common_state.rs"),
+        "regress test",
+        "edited",
+    );
+    let before = Snapshot::take(&rustls);
+
+    let spec = format!("rustls={}", rustls.display());
+    let (stdout, report) = diff_head_against_its_parent(&project, &spec, &rustls, &before);
+    let harnesses = only_measured(
+        &report,
+        "rustls::",
+        15,
+        &["openssl::", "s2n_tls::", "aws_lc_rs::", "calibration::"],
+    );
+
+    let mut problems = Vec::new();
+    let mut records = 0;
+    for harness in harnesses {
+        let name = harness["harness"].as_str().expect("name");
+        let functions = harness["functions"].as_array().expect("functions");
+        if !name.contains("::record_") {
+            problems.extend(beyond_layout_noise(harness));
+            continue;
+        }
+        records += 1;
+        let spin: Vec<&serde_json::Value> = functions
+            .iter()
+            .filter(|f| f["function"] == RUSTLS_SPIN_FUNCTION)
+            .collect();
+        let [spin] = spin.as_slice() else {
+            problems.push(format!("{name}: the spin is not named once: {functions:?}"));
+            continue;
+        };
+        if spin["file"] != "rustls/src/common_state.rs"
+            || spin["origin"] != "rust-tls-crate"
+            || spin["base"] != 0
+        {
+            problems.push(format!("{name}: {spin}"));
+        }
+        // One call per write: `mov`, 3 instructions per iteration and
+        // `ret` (no frame pointer in a release build of Rust).
+        let calls = writes(name);
+        let delta = spin["delta"].as_u64().expect("delta");
+        if delta != calls * (3 * SPIN + 2) {
+            problems.push(format!(
+                "{name}: {delta} is not {calls} calls of 3 * {SPIN} + 2"
+            ));
+        }
+        if harness["verdict"] != "regressed" {
+            problems.push(format!("{name}: {}", harness["verdict"]));
+        }
+    }
+    assert_eq!(records, 6, "the six record paths are measured");
+    assert!(
+        problems.is_empty(),
+        "{}\n\nstdout:\n{stdout}",
+        problems.join("\n")
+    );
+    assert!(stdout.contains("rustls: base HEAD~1"), "{stdout}");
 }
 
 #[test]

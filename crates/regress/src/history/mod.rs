@@ -1,6 +1,6 @@
 //! `regress history`: every path of a library, measured for each published
 //! version (`--versions A..=B`) or each revision of a checkout (`--revs
-//! A..B`), kept in `history/` and drawn as a table and a chart.
+//! A..B`), kept in `baselines/history/` and drawn as a table and a chart.
 //!
 //! A wall-clock history needs many runs per version and still drifts with
 //! the machine; an instruction count is exact, so one build and one
@@ -44,10 +44,15 @@ use crate::workspace::Workspace;
 /// A revision and, for a commit, its title.
 type Titled = (String, Option<String>);
 
-/// The folder of committed histories in a workspace.
+/// The folder of committed histories in a workspace: `baselines/history/`,
+/// beside the baselines (which are files of `baselines/` itself, so the
+/// baseline loader passes the folder by).
 pub fn history_root(workspace: &Path) -> PathBuf {
-    workspace.join("history")
+    workspace.join("baselines").join(HISTORY_FOLDER)
 }
+
+/// The name of the histories' folder inside `baselines/`.
+pub const HISTORY_FOLDER: &str = "history";
 
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
@@ -414,6 +419,11 @@ impl Walk<'_> {
     fn measure(&mut self, revision: &str) -> Result<Option<Vec<HarnessName>>, HistoryError> {
         if let Some(names) = self.measured_here.get(revision) {
             return Ok(Some(names.clone()));
+        }
+        if let Some(reason) = self.builder.refuses(revision) {
+            (self.progress)(&format!("{revision}: skipped, {reason}"));
+            self.result.skipped.push((revision.to_owned(), reason));
+            return Ok(None);
         }
         (self.progress)(&format!("{revision}: building"));
         let started = Instant::now();

@@ -1,17 +1,19 @@
 //! The committed history: one JSON file per published version or revision.
 //!
 //! ```text
-//! history/<library>/<version>.json        a published version (crates.io)
-//! history/<library>/rev/<commit>.json     a commit of a library checkout
+//! baselines/history/<library>/<version>.json        a published version (crates.io)
+//! baselines/history/<library>/rev/<commit>.json     a commit of a library checkout
 //! ```
 //!
-//! At the top of the workspace, not under `perf_outputs/` (generated
-//! scratch, removed freely) nor `baselines/` (the gate's inputs, one file
-//! per harness, rewritten by `bless` and judged on every run): a history is
-//! a record that is only ever added to, one version at a time, and read by
-//! people, the README and the report. One file per version keeps each
-//! addition a new file in a pull request, never an edit of another's
-//! numbers. A file holds one entry per Valgrind version and method (the
+//! Committed with the baselines, in a folder of their own, not under
+//! `perf_outputs/` (generated scratch, removed freely): the baselines are
+//! the files of `baselines/` itself, one per harness (`<lib>.<name>.json`),
+//! rewritten by `bless` and judged on every run, and their loader passes a
+//! folder by, so a history is neither judged nor refused as a baseline. A
+//! history is a record that is only ever added to, one version at a time,
+//! and read by people, the README and the report. One file per version
+//! keeps each addition a new file in a pull request, never an edit of
+//! another's numbers. A file holds one entry per Valgrind version and method (the
 //! counts of the two methods differ by a few instructions), each with the
 //! full fingerprint of its measurements.
 //!

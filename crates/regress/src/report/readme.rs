@@ -54,7 +54,7 @@ pub enum ReadmeError {
     #[error("{dir} holds no baseline entry measured with the {method} method; nothing to show")]
     NoEntries { dir: PathBuf, method: Method },
 
-    /// The history tables (`history/`, [`crate::history::table`]).
+    /// The history tables (`baselines/history/`, [`crate::history::table`]).
     #[error(transparent)]
     History(Box<crate::history::HistoryError>),
 }
@@ -104,7 +104,9 @@ fn to_count(file: &BaselineFile, entry: &BaselineEntry) -> Count {
     }
 }
 
-/// Every baseline file in `dir`, by harness name.
+/// Every baseline file in `dir`, by harness name: the files of `dir` itself
+/// named `<lib>.<name>.json`. Folders without that suffix (`history/`, the
+/// published versions' histories) are passed by, neither loaded nor refused.
 pub fn load_all(dir: &Path) -> Result<Vec<BaselineFile>, ReadmeError> {
     let entries = std::fs::read_dir(dir).map_err(|source| crate::Error::io("list", dir, source))?;
     let mut stems: Vec<String> = entries
@@ -300,8 +302,8 @@ pub fn regenerate(readme: &Path, baselines: &Path) -> Result<(String, String), R
         .map_err(|source| crate::Error::io("read", readme, source))?;
     let files = load_all(baselines)?;
     let mut sections = sections(&files, baselines)?;
-    // The histories live beside the baselines, in `history/`.
-    let history = baselines.with_file_name("history");
+    // The histories live in a folder of their own inside `baselines/`.
+    let history = baselines.join(crate::history::HISTORY_FOLDER);
     sections.extend(
         crate::history::table::readme_sections(&history, baselines, &text)
             .map_err(|error| ReadmeError::History(Box::new(error)))?,
@@ -330,6 +332,30 @@ mod tests {
             "README.md's generated tables disagree with baselines/; regenerate them with \
              `{COMMAND}` and commit the result"
         );
+    }
+
+    /// `baselines/history/` holds files of another shape (and, read as
+    /// baselines, hostile ones): the baseline loader leaves the folder alone.
+    #[test]
+    fn the_history_folder_is_not_a_baseline() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = fixtures::baseline("s2n_tls::handshake_rsa4096", &[("3.19.0", 76_880_677)]);
+        std::fs::write(
+            dir.path().join("s2n_tls.handshake_rsa4096.json"),
+            serde_json::to_string(&file).expect("JSON"),
+        )
+        .expect("write");
+        let history = dir
+            .path()
+            .join(crate::history::HISTORY_FOLDER)
+            .join("s2n-tls");
+        std::fs::create_dir_all(&history).expect("mkdir");
+        std::fs::write(history.join("0.3.47.json"), "{\"not\": \"a baseline\"}").expect("write");
+        let files = load_all(dir.path()).expect("the history folder is passed by");
+        assert_eq!(files, vec![file]);
+        // A file at the top named like a baseline is still judged as one.
+        std::fs::write(dir.path().join("rustls.handshake_rsa4096.json"), "{}").expect("write");
+        assert!(load_all(dir.path()).is_err());
     }
 
     #[test]

@@ -60,6 +60,14 @@ pub trait Builder {
     /// skips it and a history reports it. `Err` is anything else (an
     /// interrupt, a failing disk), which ends the command.
     fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError>;
+
+    /// Why `revision` cannot be built, when that is known without building
+    /// (a published version the harnesses do not cover): a history reports
+    /// it and neither builds nor counts a build. `None` otherwise (`build`
+    /// still refuses what it finds).
+    fn refuses(&self, _revision: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The program of `revision`, from the cache or built (and then cached).

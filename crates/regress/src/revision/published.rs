@@ -145,6 +145,12 @@ impl Builder for PublishedVersions {
         self.inputs.key(&["published", self.library.name, revision])
     }
 
+    fn refuses(&self, revision: &str) -> Option<String> {
+        // Not a version: `build` says so.
+        let version = semver::Version::parse(revision).ok()?;
+        self.not_covered(&version)
+    }
+
     fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError> {
         crate::process::check()?;
         let version = semver::Version::parse(revision).map_err(|error| RevisionError::Git {

@@ -72,8 +72,20 @@ pub fn unpack_project(root: &Path) {
 /// repository of one commit: the workspace an end-to-end test runs
 /// `regress` in.
 pub fn project(dir: &Path) -> PathBuf {
+    project_without(dir, &[])
+}
+
+/// [`project`] without the committed folders `removed` (relative paths),
+/// e.g. the stored histories a test measures afresh.
+pub fn project_without(dir: &Path, removed: &[&str]) -> PathBuf {
     let root = dir.join("project");
     unpack_project(&root);
+    for path in removed {
+        let path = root.join(path);
+        if path.exists() {
+            std::fs::remove_dir_all(&path).expect("remove a committed folder");
+        }
+    }
     for args in [
         &["init", "-q"][..],
         &["add", "-A"][..],

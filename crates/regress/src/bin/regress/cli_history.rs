@@ -65,10 +65,10 @@ the library's paths are measured. --revs A..B does the same over commits of a ch
 or the tagged ones (--tags). A version or revision whose API the harnesses do not cover, or \
 that does not build, is reported and skipped.
 
-Results go to history/<library>/<version>.json (revisions: history/<library>/rev/<commit>.json), \
+Results go to baselines/history/<library>/<version>.json (revisions: baselines/history/<library>/rev/<commit>.json), \
 one file each, with the fingerprint; a version already measured with this Valgrind is not \
 measured again. The table (each step's change and the function that moved most) is printed at \
-the end; --markdown alone prints it from history/ without measuring. `regress readme` writes \
+the end; --markdown alone prints it from baselines/history/ without measuring. `regress readme` writes \
 the README's history tables and `regress report` draws the history.
 
 Exit codes: 0 done (skipped versions are reported, not failures); 2 an error (no published \
@@ -105,7 +105,7 @@ pub struct HistoryArgs {
     #[arg(long)]
     pub markdown: bool,
 
-    /// Where the history files are [default: history/ in this workspace].
+    /// Where the history files are [default: baselines/history/ in this workspace].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 

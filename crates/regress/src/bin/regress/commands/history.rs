@@ -1,5 +1,5 @@
 //! `regress history`: a library's paths over its published versions (or a
-//! checkout's revisions), kept in `history/`.
+//! checkout's revisions), kept in `baselines/history/`.
 
 use regress::history::{table, HistoryRequest, Plan};
 use regress::measure::cachegrind;

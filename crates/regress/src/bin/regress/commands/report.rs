@@ -16,7 +16,7 @@ pub fn report(context: &Context, args: &ReportArgs) -> anyhow::Result<Outcome> {
         .out
         .clone()
         .unwrap_or_else(|| workspace.perf_outputs_dir().join("report"));
-    // The history of published versions (`history/`) has a page of its
+    // The history of published versions (`baselines/history/`) has a page of its
     // own, drawn whenever there is one.
     let history = regress::history::chart::write(
         &regress::history::history_root(workspace.root()),
