@@ -25,9 +25,20 @@ fn a_commit_is_exported_generated_and_reused() {
     let first = export(&checkout, &head, &dirs, &options()).expect("export");
     assert_eq!(Some(first.key.as_str()), head.commit());
     assert!(first.tree.starts_with(dirs.state()));
-    // Every file of the commit, byte for byte.
-    let tracked = git(&root, &["ls-files"]);
+    // Every file of the commit under the library's export list, byte for
+    // byte; nothing outside it (the export reads only what builds).
+    let mut args = vec!["ls-files", "--"];
+    args.extend(checkout.library().export);
+    let tracked = git(&root, &args);
     assert!(tracked.lines().count() > 400);
+    for path in git(&root, &["ls-files"]).lines() {
+        let exported = checkout
+            .library()
+            .export
+            .iter()
+            .any(|top| path == *top || path.starts_with(&format!("{top}/")));
+        assert_eq!(first.tree.join(path).exists(), exported, "{path}");
+    }
     for path in tracked.lines() {
         assert_eq!(
             std::fs::read(first.tree.join(path)).expect("exported"),
@@ -77,11 +88,12 @@ fn a_dirty_working_tree_is_exported_as_it_is() {
     std::fs::write(root.join("tls/staged.c"), "int staged;\n").expect("write");
     git(&root, &["add", "tls/staged.c"]);
     std::fs::write(root.join("utils/untracked.c"), "int untracked;\n").expect("write");
-    std::fs::write(root.join("run.sh"), "#!/bin/sh\n").expect("write");
-    std::fs::set_permissions(root.join("run.sh"), PermissionsExt::from_mode(0o755)).expect("chmod");
-    std::os::unix::fs::symlink("tls/staged.c", root.join("link.c")).expect("symlink");
+    std::fs::write(root.join("tls/run.sh"), "#!/bin/sh\n").expect("write");
+    std::fs::set_permissions(root.join("tls/run.sh"), PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    std::os::unix::fs::symlink("staged.c", root.join("tls/link.c")).expect("symlink");
     std::fs::remove_file(root.join("crypto/s2n_hash.c")).expect("delete");
-    std::fs::write(root.join("ignored.o"), "object").expect("write");
+    std::fs::write(root.join("tls/ignored.o"), "object").expect("write");
     std::fs::create_dir_all(root.join("build")).expect("mkdir");
     std::fs::write(root.join("build/ignored.txt"), "ignored").expect("write");
     let before = Snapshot::take(&root);
@@ -95,21 +107,21 @@ fn a_dirty_working_tree_is_exported_as_it_is() {
     );
     assert!(tree.join("tls/staged.c").is_file());
     assert!(tree.join("utils/untracked.c").is_file());
-    let mode = std::fs::metadata(tree.join("run.sh"))
+    let mode = std::fs::metadata(tree.join("tls/run.sh"))
         .expect("run.sh")
         .permissions()
         .mode();
     assert_eq!(mode & 0o111, 0o111, "the executable bit is kept");
     assert_eq!(
-        std::fs::read_link(tree.join("link.c")).expect("link"),
-        Path::new("tls/staged.c")
+        std::fs::read_link(tree.join("tls/link.c")).expect("link"),
+        Path::new("staged.c")
     );
     assert!(
         !tree.join("crypto/s2n_hash.c").exists(),
         "deleted files stay deleted"
     );
     assert!(
-        !tree.join("ignored.o").exists() && !tree.join("build").exists(),
+        !tree.join("tls/ignored.o").exists() && !tree.join("build").exists(),
         "ignored files"
     );
     // The untracked C file reached the generated copy too.
@@ -213,10 +225,12 @@ fn a_submodule_is_exported_from_the_checkouts_own_modules() {
 fn a_missing_object_is_an_error_not_a_hang() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = repos::s2n_tls(dir.path(), "0.3.47");
-    // Remove the first blob git will be asked for: everything after it
-    // (megabytes) is still being written by `git cat-file` when the export
-    // stops reading.
-    let listing = git(&root, &["ls-tree", "-r", "--full-tree", "HEAD"]);
+    // Remove the first exported blob git will be asked for: everything
+    // after it (megabytes) is still being written by `git cat-file` when
+    // the export stops reading.
+    let mut args = vec!["ls-tree", "-r", "--full-tree", "HEAD", "--"];
+    args.extend(Library::named("s2n-tls").expect("known").export);
+    let listing = git(&root, &args);
     let first = listing.lines().next().expect("an entry");
     let oid = first.split_whitespace().nth(2).expect("object name");
     std::fs::remove_file(root.join(".git/objects").join(&oid[..2]).join(&oid[2..]))
