@@ -19,6 +19,7 @@
 mod bisect_cases;
 mod cases;
 mod diff_cases;
+mod interrupt_cases;
 mod fakes;
 mod world;
 
