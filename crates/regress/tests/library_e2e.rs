@@ -7,9 +7,10 @@
 //! function called from `s2n_sendv_with_offset`; rustls: an
 //! `#[inline(never)]` Rust function called from `send_appdata_encrypt`).
 //! The diff must name that function on every record harness of the library
-//! with exactly its cost, show no changed function outside glibc on
-//! the other harnesses once names are normalised (a few instructions of
-//! glibc layout noise at most), exit with the regression
+//! with exactly its cost, show no changed function outside glibc (and, for
+//! rustls, the rustls crate itself) on the other harnesses once names are
+//! normalised (a few instructions of layout noise at most), exit with the
+//! regression
 //! code, and leave the library's repository byte for byte as it was (work
 //! tree, index, stash, untracked files).
 //!
@@ -123,28 +124,33 @@ fn writes(harness: &str) -> u64 {
 /// A harness the spin does not run on, checked for anything beyond layout
 /// noise. The spin moves the library's code and data by a few bytes, and
 /// glibc's string functions count a few instructions more or less on the
-/// moved strings: layout noise, in glibc only. Measured on s2n-tls:
-/// config_build +41 in `__strncmp_avx2` and `__memcmp_avx2_movbe` here; on
-/// the CI runner every handshake +18 to +31 in `__strcmp_avx2` and
-/// `__memcmp_avx2_movbe`, config_build -26. Anything in another origin, or
-/// more than 100 instructions, is a finding.
-fn beyond_layout_noise(harness: &serde_json::Value) -> Option<String> {
+/// moved strings. Measured on s2n-tls: config_build +41 in
+/// `__strncmp_avx2` and `__memcmp_avx2_movbe` here; on the CI runner every
+/// handshake +18 to +31 in `__strcmp_avx2` and `__memcmp_avx2_movbe`,
+/// config_build -26. A Rust library is compiled anew with the spin in it,
+/// and rustc may then split its code generation units and inline a little
+/// differently elsewhere in the same crate: `also` names that crate's
+/// origin, where the same small noise is allowed (measured on rustls:
+/// session_resumption -31 in `check_binder`'s inlined `subtle` compare).
+/// Anything in another origin, or more than 100 instructions, is a finding.
+fn beyond_layout_noise(harness: &serde_json::Value, also: Option<&str>) -> Option<String> {
     let name = harness["harness"].as_str().expect("name");
     let functions = harness["functions"].as_array().expect("functions");
     let noise: i64 = functions
         .iter()
         .map(|f| f["delta"].as_i64().expect("delta").abs())
         .sum();
-    let in_glibc = functions.iter().all(|f| {
-        f["origin"] == "runtime"
+    let allowed = functions.iter().all(|f| {
+        let in_glibc = f["origin"] == "runtime"
             && f["file"]
                 .as_str()
-                .is_some_and(|file| file.starts_with("./"))
+                .is_some_and(|file| file.starts_with("./"));
+        in_glibc || also.is_some_and(|origin| f["origin"] == origin)
     });
-    (!in_glibc || noise > 100 || harness["delta"].as_i64().is_none_or(|d| d.abs() > 100)).then(
+    (!allowed || noise > 100 || harness["delta"].as_i64().is_none_or(|d| d.abs() > 100)).then(
         || {
             format!(
-                "{name}: more than layout noise in glibc (delta {}): {:?}",
+                "{name}: more than layout noise (delta {}): {:?}",
                 harness["delta"],
                 &functions[..functions.len().min(5)]
             )
@@ -217,7 +223,7 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
             if harness["verdict"] != "regressed" {
                 problems.push(format!("{name}: {}", harness["verdict"]));
             }
-        } else if let Some(problem) = beyond_layout_noise(harness) {
+        } else if let Some(problem) = beyond_layout_noise(harness, None) {
             problems.push(problem);
         }
     }
@@ -261,7 +267,7 @@ fn rustls_from_its_repository_finds_exactly_the_spin() {
         let name = harness["harness"].as_str().expect("name");
         let functions = harness["functions"].as_array().expect("functions");
         if !name.contains("::record_") {
-            problems.extend(beyond_layout_noise(harness));
+            problems.extend(beyond_layout_noise(harness, Some("rust-tls-crate")));
             continue;
         }
         records += 1;

@@ -1,7 +1,6 @@
 //! The cases: each sets up its world, plays one `regress` command (or two
 //! at once), and adds the checks of its own to the campaign's common ones.
 
-
 use super::fakes::{Tools as ValgrindTools, Valgrind};
 use super::world::{changes, Ended, Interrupt, Tools, World};
 

@@ -19,8 +19,8 @@
 mod bisect_cases;
 mod cases;
 mod diff_cases;
-mod interrupt_cases;
 mod fakes;
+mod interrupt_cases;
 mod world;
 
 use std::path::PathBuf;
