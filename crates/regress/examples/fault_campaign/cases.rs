@@ -110,7 +110,7 @@ impl World {
         .expect("write baseline");
     }
 
-    fn scratch_left(&self, played: &mut Played) {
+    pub fn scratch_left(&self, played: &mut Played) {
         let scratch = self.ws.join("perf_outputs/.scratch");
         let left: Vec<String> = std::fs::read_dir(&scratch)
             .map(|entries| {
