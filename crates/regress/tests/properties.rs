@@ -7,7 +7,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use regress::diff::render;
-use regress::diff::report::DiffReport;
+use regress::diff::report::{DiffReport, DIFF_SCHEMA};
 use regress::judge::baseline::BaselineFile;
 use regress::judge::gate;
 use regress::limits::MAX_COUNT;
@@ -84,7 +84,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
 
 fn good_report() -> Value {
     json!({
-        "schema": 1,
+        "schema": DIFF_SCHEMA,
         "base": { "ref": "main", "commit": "a".repeat(40) },
         "head": { "ref": "HEAD", "commit": "b".repeat(40) },
         "valgrind": "3.22.0",

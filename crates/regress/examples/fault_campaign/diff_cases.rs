@@ -122,7 +122,7 @@ fn diff_case(
 /// A report regress would write, as JSON, for the merge and comment cases.
 fn report(commit: &str, shards: serde_json::Value, function: &str) -> serde_json::Value {
     json!({
-        "schema": 1,
+        "schema": regress::diff::report::DIFF_SCHEMA,
         "base": { "ref": "main", "commit": "a".repeat(40) },
         "head": { "ref": "@octocat <img src=x>", "commit": commit },
         "valgrind": "3.22.0",
