@@ -24,17 +24,33 @@ pub fn path_in(outputs: &Path) -> PathBuf {
 }
 
 /// The hooks library in `outputs`, compiled first if it is not there.
+///
+/// The test binary measures harnesses on several threads at once, and
+/// several runners may share `outputs`: one thread of a process compiles
+/// while the others wait, and every compilation writes files named for
+/// its process and its turn, renamed into place at once, so a concurrent
+/// one (another process) never sees or removes a half-written library.
 pub fn build(outputs: &Path) -> Result<PathBuf> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    static TURN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let library = path_in(outputs);
     if library.is_file() {
         return Ok(library);
     }
     let folder = library.parent().unwrap_or(outputs);
     std::fs::create_dir_all(folder).map_err(|source| Error::io("create", folder, source))?;
-    let source_path = folder.join(format!("heap-hooks.{}.c", std::process::id()));
+    let unique = format!(
+        "{}.{}",
+        std::process::id(),
+        TURN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let source_path = folder.join(format!("heap-hooks.{unique}.c"));
     std::fs::write(&source_path, SOURCE)
         .map_err(|source| Error::io("write", &source_path, source))?;
-    let partial = library.with_extension(format!("so.{}.partial", std::process::id()));
+    let partial = library.with_extension(format!("so.{unique}.partial"));
     let compiler = std::env::var_os("CC").map_or_else(|| PathBuf::from("cc"), PathBuf::from);
     let mut command = Command::new(&compiler);
     command
