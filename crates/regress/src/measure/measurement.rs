@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::harness_name::HarnessName;
 use crate::limits::{self, MAX_COUNT};
 use crate::measure::fingerprint::{Fingerprint, FingerprintProblem};
-use crate::measure::metrics::{self, Metric, Metrics};
+use crate::measure::metrics::{self, Kind, Metric, Metrics};
 use crate::workspace::Workspace;
 
 /// What a record or baseline entry written before `operations_per_run`
@@ -81,29 +81,26 @@ pub fn validate_metrics(metrics: &Metrics, instructions: u64) -> Result<(), Stri
             metric.key()
         ));
     }
-    let side_metrics = [
-        Metric::Client,
-        Metric::Server,
-        Metric::Glue,
-        Metric::ClientHello,
-        Metric::ServerFlight,
-        Metric::ClientFinish,
-        Metric::ServerFinish,
-    ];
-    let present = side_metrics
+    // The split's figures are the instruction figures: all or none.
+    let side_metrics = Metric::ALL
         .iter()
+        .filter(|metric| metric.kind() == Kind::Instructions);
+    let present = side_metrics
+        .clone()
         .filter(|metric| metrics.contains_key(metric))
         .count();
-    if present != 0 && present != side_metrics.len() {
+    if present != 0 && present != side_metrics.count() {
         return Err("the split by side and stage is incomplete".to_owned());
     }
     if metrics::is_split(metrics) {
-        let get = |metric| metrics[&metric];
+        // 128 bits: each figure is bounded above, but three of them may
+        // still not fit in 64.
+        let get = |metric| u128::from(metrics[&metric]);
         let stages_add_up = get(Metric::ClientHello) + get(Metric::ClientFinish)
             == get(Metric::Client)
             && get(Metric::ServerFlight) + get(Metric::ServerFinish) == get(Metric::Server);
         let sum = get(Metric::Client) + get(Metric::Server) + get(Metric::Glue);
-        if !stages_add_up || sum != instructions {
+        if !stages_add_up || sum != u128::from(instructions) {
             return Err(format!(
                 "its parts do not add up: client {} + server {} + glue {} = {sum}, not {instructions} \
                  (or a side is not the sum of its stages)",
