@@ -13,10 +13,14 @@
 //! - one module per library ([`s2n_tls`], [`rustls`], [`openssl`],
 //!   [`aws_lc_rs`]), each with one harness per kind of path, and
 //!   [`calibration`], the pipeline's own loop of known cost.
+//! - [`constant_flow`]: secret-dependent operations under several secrets,
+//!   served by the measured program beside the perf harnesses but compared
+//!   with each other (`regress constant-flow`), never with baselines.
 
 pub mod aws_lc_rs;
 pub mod calibration;
 pub mod common;
+pub mod constant_flow;
 #[cfg(test)]
 mod fairness;
 pub mod openssl;

@@ -162,9 +162,27 @@ pub fn server_config(
     tickets: bool,
     client_auth: bool,
 ) -> Result<Config, HarnessError> {
+    server_config_with(
+        policy,
+        (pki.server_chain_pem(), pki.server_key_pem()),
+        pki,
+        tickets,
+        client_auth,
+    )
+}
+
+/// [`server_config`] with another identity, `(chain PEM, key PEM)`, than the
+/// PKI's server leaf (the constant-flow check's server keys).
+pub fn server_config_with(
+    policy: &Policy,
+    (chain_pem, key_pem): (&[u8], &[u8]),
+    pki: Pki,
+    tickets: bool,
+    client_auth: bool,
+) -> Result<Config, HarnessError> {
     let mut builder = base_builder(policy)?;
     builder
-        .load_pem(pki.server_chain_pem(), pki.server_key_pem())
+        .load_pem(chain_pem, key_pem)
         .context("loading the server chain and key")?;
     if tickets {
         builder

@@ -1,0 +1,176 @@
+//! Constant-flow operations: secret-dependent operations, each under
+//! several secrets, for `regress constant-flow`.
+//!
+//! Timing side channels (Lucky Thirteen, Raccoon, Minerva, leaky RSA and
+//! ECDSA) come from control flow or work that depends on a secret. Run under
+//! Callgrind, the same operation under two secrets must execute the same
+//! instructions, function by function; the runner compares them
+//! (`crates/regress/src/constant_flow/`). This module is the data: which
+//! operations, which secrets.
+//!
+//! # Names
+//!
+//! Every (operation, variant) is a [`Harness`](regress_measure::Harness)
+//! named `constant_flow::<library>::<operation>::<group>::<variant>`:
+//!
+//! - the **group** is the variant's *public* outcome: `accepted` or
+//!   `rejected` for an AEAD open (whether the tag verified is public: a TLS
+//!   peer sees the alert), `ok` for operations that always succeed. Variants
+//!   of one group must count the same instructions in every function;
+//!   variants of different groups may differ after the verdict, and the
+//!   runner checks that they differ only where the committed allowlist says
+//!   why.
+//! - the **variant** names the secret: `key_a`, `tag_last_byte`, ...
+//!
+//! These entries are served by the measured program beside the perf
+//! harnesses ([`crate::registry`]) but are not perf harnesses: no baseline,
+//! no perf test, not in `regress run`. The runner tells them apart by
+//! [`PREFIX`].
+//!
+//! # What is counted
+//!
+//! `setup` and `prepare` build keys, ciphertexts and connections outside the
+//! count; `run` is only the secret-dependent operation (repeated
+//! [`Harness::operations_per_run`](regress_measure::Harness::operations_per_run)
+//! times when it is small). The server's processing of a ClientHello
+//! ([`handshake`]) is a whole handshake whose sides are marked
+//! ([`crate::tls::sides`]); the runner compares only its `server_flight`
+//! part, the server's first stage (reading the ClientHello and writing its
+//! flight, signed with the secret key).
+
+pub mod aws_lc_rs;
+pub mod handshake;
+pub mod openssl;
+pub mod secrets;
+
+use regress_measure::program::{AnyHarness, Entry};
+
+/// The first part of every constant-flow entry's name.
+pub const PREFIX: &str = "constant_flow";
+
+/// The public outcome of an AEAD open whose tag verified.
+pub const ACCEPTED: &str = "accepted";
+/// The public outcome of an AEAD open whose tag did not verify.
+pub const REJECTED: &str = "rejected";
+/// The one outcome of an operation that always succeeds (a signature, a key
+/// agreement, a handshake).
+pub const OK: &str = "ok";
+
+/// How an AEAD open's input is changed: the variants of the AEAD
+/// operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tamper {
+    /// The tag as sealed: the open succeeds.
+    None,
+    /// The tag's first byte flipped: the open fails.
+    TagFirstByte,
+    /// The tag's last byte flipped: the open fails. An early-exit tag
+    /// comparison fails sooner on the first byte than on the last.
+    TagLastByte,
+}
+
+impl Tamper {
+    /// Every variant, the valid one first.
+    pub const ALL: [Tamper; 3] = [Tamper::None, Tamper::TagFirstByte, Tamper::TagLastByte];
+
+    /// The variant's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Tamper::None => "valid_tag",
+            Tamper::TagFirstByte => "tag_first_byte",
+            Tamper::TagLastByte => "tag_last_byte",
+        }
+    }
+
+    /// The public outcome: [`ACCEPTED`] or [`REJECTED`].
+    pub const fn group(self) -> &'static str {
+        match self {
+            Tamper::None => ACCEPTED,
+            _ => REJECTED,
+        }
+    }
+
+    /// Applies the change to `sealed`, ciphertext then a `tag_len`-byte tag.
+    pub fn apply(self, sealed: &mut [u8], tag_len: usize) {
+        let len = sealed.len();
+        let index = match self {
+            Tamper::None => return,
+            Tamper::TagFirstByte => len - tag_len,
+            Tamper::TagLastByte => len - 1,
+        };
+        sealed[index] ^= 0x01;
+    }
+}
+
+/// AEAD opens per counted run: one open of a 64-byte record is a few
+/// thousand instructions, of which the harness's loop would otherwise be a
+/// visible share.
+pub const OPENS_PER_RUN: usize = 8;
+
+/// Bytes of plaintext each AEAD open recovers.
+pub const MESSAGE_LEN: usize = 64;
+
+/// The name of one constant-flow entry.
+pub fn name(library: &str, operation: &str, group: &str, variant: &str) -> String {
+    format!("{PREFIX}::{library}::{operation}::{group}::{variant}")
+}
+
+/// Every constant-flow entry of the measured program, in a fixed order.
+pub fn entries() -> Vec<Entry> {
+    let mut entries = Vec::new();
+    let mut add = |library: &str,
+                   operation: &str,
+                   group: &str,
+                   variant: &str,
+                   harness: Box<dyn AnyHarness>| {
+        entries.push(Entry {
+            name: name(library, operation, group, variant),
+            harness,
+        });
+    };
+    aws_lc_rs::operations(&mut add);
+    openssl::operations(&mut add);
+    handshake::operations(&mut add);
+    entries
+}
+
+/// What a library module calls for each of its (operation, variant)s:
+/// library, operation, group, variant, harness.
+pub type Add<'a> = dyn FnMut(&str, &str, &str, &str, Box<dyn AnyHarness>) + 'a;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_harness_names_and_unique() {
+        let entries = entries();
+        assert!(entries.len() >= 40, "{}", entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            let parts: Vec<&str> = entry.name.split("::").collect();
+            assert_eq!(parts.len(), 5, "{}", entry.name);
+            assert_eq!(parts[0], PREFIX);
+            assert!(entry.name.len() <= 128);
+            assert!(entry
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b':'));
+            assert!(
+                entries[..index].iter().all(|other| other.name != entry.name),
+                "{} twice",
+                entry.name
+            );
+        }
+    }
+
+    #[test]
+    fn tampering_flips_the_named_byte() {
+        let mut sealed = vec![0u8; 20];
+        Tamper::TagFirstByte.apply(&mut sealed, 16);
+        assert_eq!(sealed[4], 1);
+        Tamper::TagLastByte.apply(&mut sealed, 16);
+        assert_eq!(sealed[19], 1);
+        Tamper::None.apply(&mut sealed, 16);
+        assert_eq!(sealed.iter().map(|b| u32::from(*b)).sum::<u32>(), 2);
+    }
+}
