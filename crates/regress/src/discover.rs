@@ -172,6 +172,14 @@ pub fn build(workspace: &Workspace) -> Result<PathBuf> {
 /// Every name is checked ([`HarnessName`]): the program of any commit
 /// may list anything, and the names become file names.
 pub fn list(binary: &Path) -> Result<Vec<String>> {
+    let mut names = list_all(binary)?;
+    names.retain(|name| !crate::constant_flow::is_constant_flow(name));
+    Ok(names)
+}
+
+/// Every entry of the program, the constant-flow operations
+/// (`constant_flow::...`, which are not perf harnesses) included.
+pub fn list_all(binary: &Path) -> Result<Vec<String>> {
     let mut command = Command::new(binary);
     command.arg("list").env_clear();
     let output = process::output(

@@ -30,6 +30,7 @@
 
 pub mod atomic_file;
 pub mod bisect;
+pub mod constant_flow;
 pub mod diff;
 pub mod discover;
 pub mod error;

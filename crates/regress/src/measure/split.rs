@@ -84,11 +84,13 @@ impl Parts {
 pub const MAX_DUMPS: usize = 4096;
 
 /// A Callgrind child's run: its count by part, and its per-line self
-/// costs (the run's profile, see [`super::callgrind_out`]).
+/// costs (the run's profile, see [`super::callgrind_out`]), in all and by
+/// part (the constant-flow check compares one side's part alone).
 #[derive(Debug, Clone, Default)]
 pub struct Dumps {
     pub parts: Parts,
     pub costs: Costs,
+    pub by_part: std::collections::BTreeMap<Part, Costs>,
 }
 
 /// Reads the dumps `PROFILE.1`, `PROFILE.2`, ... of a Callgrind child and
@@ -97,6 +99,7 @@ pub struct Dumps {
 pub fn read_dumps(profile: &Path) -> Result<Dumps> {
     let mut parts = Parts::default();
     let mut costs = Costs::new();
+    let mut by_part: std::collections::BTreeMap<Part, Costs> = std::collections::BTreeMap::new();
     let mut dumps = 0;
     for number in 1.. {
         let path = PathBuf::from(format!("{}.{number}", profile.display()));
@@ -120,10 +123,13 @@ pub fn read_dumps(profile: &Path) -> Result<Dumps> {
                 ),
             ));
         }
+        let of_part = by_part.entry(part).or_default();
         for (key, lines) in dump {
-            let function = costs.entry(key).or_default();
+            let function = costs.entry(key.clone()).or_default();
+            let in_part = of_part.entry(key).or_default();
             for (line, cost) in lines {
                 *function.entry(line).or_default() += cost;
+                *in_part.entry(line).or_default() += cost;
             }
         }
         if !parts.add(part, instructions) {
@@ -141,7 +147,11 @@ pub fn read_dumps(profile: &Path) -> Result<Dumps> {
                 .to_owned(),
         ));
     }
-    Ok(Dumps { parts, costs })
+    Ok(Dumps {
+        parts,
+        costs,
+        by_part,
+    })
 }
 
 fn bad(path: &Path, reason: String) -> Error {

@@ -52,6 +52,19 @@ pub enum Command {
     Bisect(crate::cli_history::BisectArgs),
     /// Measure a library's paths over its published versions (or a checkout's revisions).
     History(crate::cli_history::HistoryArgs),
+    /// Check that secret-dependent operations execute the same instructions under every secret.
+    ConstantFlow(ConstantFlowArgs),
+}
+
+#[derive(Args)]
+pub struct ConstantFlowArgs {
+    /// Only operations (`<library>::<operation>`) whose name contains this.
+    #[arg(long, value_name = "FILTER", value_parser = filter)]
+    pub operation: Option<String>,
+    /// Measurements per variant; every run after the first must count
+    /// exactly what the first did.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
 }
 
 #[derive(Args)]

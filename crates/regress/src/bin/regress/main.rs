@@ -80,6 +80,7 @@ fn run(cli: Cli, reporter: &Reporter) -> anyhow::Result<Outcome> {
         Command::DiffComment(args) => commands::diff::comment(&context, &args),
         Command::Bisect(args) => commands::bisect::bisect(&context, &args),
         Command::History(args) => commands::history::history(&context, &args),
+        Command::ConstantFlow(args) => commands::constant_flow::constant_flow(&context, &args),
     }
 }
 

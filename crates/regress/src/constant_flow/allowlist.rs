@@ -1,0 +1,310 @@
+//! The committed allowlist: differences between variants that depend only
+//! on public data, each with its reason.
+//!
+//! `baselines/constant-flow-allowlist.toml`:
+//!
+//! ```toml
+//! [[allow]]
+//! operation = "*::aes128gcm_open"          # <library>::<operation>, `*` matches any run of characters
+//! between = ["accepted", "rejected"]       # the two groups compared (the same group twice: within it)
+//! function = "ERR_*"                       # the function's name, `*` as above
+//! reason = "after the verdict: the failure is public (a TLS peer sees the alert)"
+//! ```
+//!
+//! The file is read as hostile: size-capped, unknown keys refused, every
+//! field bounded and checked, at most [`MAX_ENTRIES`] entries. An entry that
+//! matched no difference of an operation it covers in this run is *stale*:
+//! reported as a warning (the code it excused became constant-flow, or its
+//! pattern no longer names the function), never a failure, so a library
+//! that fixed a difference does not break the check.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits;
+
+/// The allowlist's place in the workspace.
+pub const PATH: &str = "baselines/constant-flow-allowlist.toml";
+/// The largest allowlist file read.
+pub const MAX_BYTES: u64 = 64 << 10;
+/// The most entries an allowlist may have.
+pub const MAX_ENTRIES: usize = 256;
+/// The longest pattern accepted.
+pub const MAX_PATTERN: usize = 200;
+/// The longest reason accepted.
+pub const MAX_REASON: usize = 1000;
+/// The shortest reason accepted: a reason must say something.
+pub const MIN_REASON: usize = 12;
+
+/// An allowlist that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AllowlistError {
+    #[error("cannot read the constant-flow allowlist {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "the constant-flow allowlist {path} is not valid: {reason}.\n  \
+         Each [[allow]] entry has exactly operation, between (two group names), function and \
+         reason; see the README's \"Constant-flow check\"."
+    )]
+    Invalid { path: PathBuf, reason: String },
+}
+
+/// One allowed difference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// `<library>::<operation>` pattern.
+    pub operation: String,
+    /// The two groups whose variants may differ here (unordered; the same
+    /// group twice allows a difference within that group).
+    pub between: [String; 2],
+    /// Function name pattern.
+    pub function: String,
+    /// Why the difference depends only on public data.
+    pub reason: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    allow: Vec<Entry>,
+}
+
+/// The checked allowlist.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Allowlist {
+    pub entries: Vec<Entry>,
+}
+
+impl Allowlist {
+    /// Reads and checks `path`; a missing file is an empty allowlist.
+    pub fn load(path: &Path) -> Result<Allowlist, AllowlistError> {
+        let text = match limits::read_capped(path, MAX_BYTES) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Allowlist::default())
+            }
+            Err(source) => {
+                return Err(AllowlistError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        Allowlist::parse(&text).map_err(|reason| AllowlistError::Invalid {
+            path: path.to_path_buf(),
+            reason,
+        })
+    }
+
+    /// Parses and checks the text of an allowlist.
+    pub fn parse(text: &str) -> Result<Allowlist, String> {
+        let file: File = toml::from_str(text).map_err(|error| {
+            let mut message = error.message().to_owned();
+            message.truncate(300);
+            message
+        })?;
+        if file.allow.len() > MAX_ENTRIES {
+            return Err(format!(
+                "{} entries, at most {MAX_ENTRIES}",
+                file.allow.len()
+            ));
+        }
+        for (index, entry) in file.allow.iter().enumerate() {
+            check_entry(entry).map_err(|reason| format!("entry {}: {reason}", index + 1))?;
+        }
+        Ok(Allowlist { entries: file.allow })
+    }
+
+    /// The first entry that allows `function` to differ between groups
+    /// `groups` of `operation`, by index.
+    pub fn allows(&self, operation: &str, groups: [&str; 2], function: &str) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|entry| entry.matches(operation, groups, function))
+    }
+}
+
+impl Entry {
+    /// Whether this entry covers `operation` at all.
+    pub fn covers(&self, operation: &str) -> bool {
+        glob(&self.operation, operation)
+    }
+
+    fn matches(&self, operation: &str, [a, b]: [&str; 2], function: &str) -> bool {
+        let [x, y] = [&self.between[0], &self.between[1]];
+        self.covers(operation)
+            && ((x == a && y == b) || (x == b && y == a))
+            && glob(&self.function, function)
+    }
+}
+
+fn check_entry(entry: &Entry) -> Result<(), String> {
+    for (field, pattern) in [
+        ("operation", &entry.operation),
+        ("function", &entry.function),
+    ] {
+        if pattern.is_empty() || pattern.len() > MAX_PATTERN {
+            return Err(format!("{field} must be 1 to {MAX_PATTERN} bytes"));
+        }
+        if pattern.chars().any(|c| c.is_control()) {
+            return Err(format!("{field} holds control characters"));
+        }
+        if pattern.chars().all(|c| c == '*') {
+            return Err(format!(
+                "{field} {pattern:?} would allow everything; name what is allowed"
+            ));
+        }
+    }
+    if !entry
+        .operation
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b':' | b'*'))
+    {
+        return Err(format!(
+            "operation {:?} is not <library>::<operation> in [a-z0-9_] with `*`",
+            entry.operation
+        ));
+    }
+    for group in &entry.between {
+        if group.is_empty()
+            || group.len() > 64
+            || !group
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            return Err(format!("the group {group:?} is not a group name"));
+        }
+    }
+    let reason = entry.reason.trim();
+    if reason.len() < MIN_REASON || entry.reason.len() > MAX_REASON {
+        return Err(format!(
+            "the reason must say why, in {MIN_REASON} to {MAX_REASON} bytes"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `text` matches `pattern`, where `*` matches any run of
+/// characters (none included) and everything else itself. Iterative, with
+/// one backtrack point: linear in practice, never exponential.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some((star_pi, star_ti)) = star {
+            pi = star_pi + 1;
+            ti = star_ti + 1;
+            star = Some((star_pi, star_ti + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_as_documented() {
+        assert!(glob("ERR_*", "ERR_put_error"));
+        assert!(glob("*::aes128gcm_open", "openssl::aes128gcm_open"));
+        assert!(glob("a*b*c", "aXXbYYc"));
+        assert!(glob("abc", "abc"));
+        assert!(!glob("abc", "abcd"));
+        assert!(!glob("a*c", "ab"));
+        assert!(glob("*", ""));
+        // No exponential blow-up on a hostile pattern.
+        let long = "a".repeat(5000);
+        assert!(!glob(&"*a".repeat(100), &format!("{long}b")));
+    }
+
+    #[test]
+    fn entries_are_checked_and_matched() {
+        let text = r#"
+[[allow]]
+operation = "*::aes128gcm_open"
+between = ["rejected", "accepted"]
+function = "ERR_*"
+reason = "the failure is public: the peer sees the alert"
+"#;
+        let list = Allowlist::parse(text).expect("valid");
+        assert_eq!(
+            list.allows(
+                "openssl::aes128gcm_open",
+                ["accepted", "rejected"],
+                "ERR_new"
+            ),
+            Some(0)
+        );
+        assert_eq!(
+            list.allows(
+                "openssl::aes128gcm_open",
+                ["rejected", "rejected"],
+                "ERR_new"
+            ),
+            None
+        );
+        assert_eq!(
+            list.allows("openssl::x25519", ["accepted", "rejected"], "ERR_new"),
+            None
+        );
+    }
+
+    #[test]
+    fn hostile_files_are_refused_with_the_reason() {
+        let entry = |operation: &str, function: &str, reason: &str, between: &str| {
+            format!(
+                "[[allow]]\noperation = {operation:?}\nbetween = {between}\nfunction = {function:?}\nreason = {reason:?}\n"
+            )
+        };
+        let good = "a reason long enough";
+        for (text, expected) in [
+            (entry("*", "f", good, r#"["a", "b"]"#), "allow everything"),
+            (entry("a::b", "**", good, r#"["a", "b"]"#), "allow everything"),
+            (entry("a::b", "f", "short", r#"["a", "b"]"#), "reason"),
+            (entry("A::B", "f", good, r#"["a", "b"]"#), "not <library>"),
+            (entry("a::b", "f", good, r#"["a"]"#), "between"),
+            (entry("a::b", "f", good, r#"["a", "B C"]"#), "group"),
+            (entry("a::b", "f\u{1b}[31m", good, r#"["a", "b"]"#), "control"),
+            (
+                format!("{}extra = 1\n", entry("a::b", "f", good, r#"["a", "b"]"#)),
+                "unknown field",
+            ),
+            ("[[allow]]\n".to_owned(), "missing field"),
+        ] {
+            let error = Allowlist::parse(&text).expect_err(&text);
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+        let many = entry("a::b", "f", good, r#"["a", "b"]"#).repeat(MAX_ENTRIES + 1);
+        assert!(Allowlist::parse(&many)
+            .expect_err("too many")
+            .contains("entries"));
+    }
+
+    #[test]
+    fn a_missing_file_is_empty_and_a_huge_one_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(
+            Allowlist::load(&dir.path().join("none.toml")).expect("empty"),
+            Allowlist::default()
+        );
+        let huge = dir.path().join("huge.toml");
+        std::fs::write(&huge, "#".repeat(MAX_BYTES as usize + 10)).expect("write");
+        assert!(Allowlist::load(&huge).is_err());
+    }
+}
