@@ -11,7 +11,7 @@ use ::aws_lc_rs::signature::{
 use regress_measure::{Harness, HarnessError};
 
 use super::secrets::{self, RsaKey, Scalar};
-use super::{Add, Tamper, MESSAGE_LEN, OK, OPENS_PER_RUN};
+use super::{Add, Control, Tamper, MESSAGE_LEN, OK, OPENS_PER_RUN};
 use crate::aws_lc_rs::aead::{algorithm, TAG_LEN};
 use crate::common::error::ensure;
 use crate::common::pins::Cipher;
@@ -34,22 +34,22 @@ pub fn operations(add: &mut Add<'_>) {
             );
         }
     }
-    for scalar in secrets::SCALARS {
+    for (scalar, control) in secrets::with_control(&secrets::SCALARS, Control::NonceShifted) {
         add(
             LIBRARY,
             "ecdsa_p256_sign",
             OK,
-            scalar.name,
-            Box::new(EcdsaSign(scalar)),
+            &format!("{}{}", scalar.name, control.suffix()),
+            Box::new(EcdsaSign { scalar, control }),
         );
     }
-    for key in secrets::RSA_KEYS {
+    for (key, control) in secrets::with_control(&secrets::RSA_KEYS, Control::HeapShifted) {
         add(
             LIBRARY,
             "rsa2048_pss_sign",
             OK,
-            key.name,
-            Box::new(RsaPssSign(key)),
+            &format!("{}{}", key.name, control.suffix()),
+            Box::new(RsaPssSign { key, control }),
         );
     }
     for (curve, operation) in [(Curve::P256, "ecdh_p256"), (Curve::X25519, "x25519")] {
@@ -147,7 +147,10 @@ fn message_digest() -> Digest {
 /// digest under the variant's private scalar. The nonce comes from aws-lc's
 /// RNG, a fixed stream in the measurement build.
 #[derive(Debug, Clone, Copy)]
-pub struct EcdsaSign(pub Scalar);
+pub struct EcdsaSign {
+    pub scalar: Scalar,
+    pub control: Control,
+}
 
 impl Harness for EcdsaSign {
     type Setup = (EcdsaKeyPair, Digest);
@@ -155,17 +158,23 @@ impl Harness for EcdsaSign {
     type Output = Signature;
 
     fn setup(&self) -> Result<(EcdsaKeyPair, Digest), HarnessError> {
-        let private = PrivateKey::from_private_key(&agreement::ECDH_P256, &self.0.bytes)
-            .map_err(|e| format!("{}: {e}", self.0.name))?;
+        if self.control == Control::NonceShifted {
+            use ::aws_lc_rs::rand::SecureRandom;
+            ::aws_lc_rs::rand::SystemRandom::new()
+                .fill(&mut [0u8; 64])
+                .map_err(|_| "drawing random bytes failed")?;
+        }
+        let private = PrivateKey::from_private_key(&agreement::ECDH_P256, &self.scalar.bytes)
+            .map_err(|e| format!("{}: {e}", self.scalar.name))?;
         let public = private
             .compute_public_key()
             .map_err(|_| "computing the public key failed")?;
         let key = EcdsaKeyPair::from_private_key_and_public_key(
             &ECDSA_P256_SHA256_FIXED_SIGNING,
-            &self.0.bytes,
+            &self.scalar.bytes,
             public.as_ref(),
         )
-        .map_err(|e| format!("{}: {e}", self.0.name))?;
+        .map_err(|e| format!("{}: {e}", self.scalar.name))?;
         Ok((key, message_digest()))
     }
 
@@ -190,7 +199,10 @@ impl Harness for EcdsaSign {
 /// RSA-2048 key. The salt and the blinding factor come from aws-lc's RNG, a
 /// fixed stream in the measurement build.
 #[derive(Debug, Clone, Copy)]
-pub struct RsaPssSign(pub RsaKey);
+pub struct RsaPssSign {
+    pub key: RsaKey,
+    pub control: Control,
+}
 
 impl Harness for RsaPssSign {
     type Setup = (RsaKeyPair, Digest);
@@ -198,8 +210,9 @@ impl Harness for RsaPssSign {
     type Output = Vec<u8>;
 
     fn setup(&self) -> Result<(RsaKeyPair, Digest), HarnessError> {
-        let key = RsaKeyPair::from_der(self.0.rsa_der)
-            .map_err(|e| format!("{}: {e}", self.0.name))?;
+        self.control.shift_heap();
+        let key = RsaKeyPair::from_der(self.key.rsa_der)
+            .map_err(|e| format!("{}: {e}", self.key.name))?;
         Ok((key, message_digest()))
     }
 

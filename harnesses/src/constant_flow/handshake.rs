@@ -19,7 +19,7 @@ use regress_measure::program::AnyHarness;
 use regress_measure::{Harness, HarnessError};
 
 use super::secrets::{self, RsaKey};
-use super::{Add, OK};
+use super::{Add, Control, OK};
 use crate::common::pki::{PemCopies, SERVER_NAME};
 use crate::paths::{Handshake, Profile};
 use crate::tls::Tls;
@@ -30,9 +30,10 @@ pub const OPERATION: &str = "server_client_hello_rsa2048";
 /// Every library's variants.
 pub fn operations(add: &mut Add<'_>) {
     fn each<L: ServerIdentity>(library: &str, add: &mut Add<'_>) {
-        for key in secrets::RSA_KEYS {
-            let harness: Box<dyn AnyHarness> = Box::new(ServerHello::<L>::new(key));
-            add(library, OPERATION, OK, key.name, harness);
+        for (key, control) in secrets::with_control(&secrets::RSA_KEYS, Control::HeapShifted) {
+            let harness: Box<dyn AnyHarness> = Box::new(ServerHello::<L>::new(key, control));
+            let variant = format!("{}{}", key.name, control.suffix());
+            add(library, OPERATION, OK, &variant, harness);
         }
     }
     each::<crate::s2n_tls::tls::S2nTls>("s2n_tls", add);
@@ -106,13 +107,15 @@ impl ServerIdentity for crate::openssl::tls::OpenSsl {
 /// on both sides (the client verified the chain against the CA).
 pub struct ServerHello<L> {
     key: RsaKey,
+    control: Control,
     library: PhantomData<fn() -> L>,
 }
 
 impl<L> ServerHello<L> {
-    pub const fn new(key: RsaKey) -> ServerHello<L> {
+    pub const fn new(key: RsaKey, control: Control) -> ServerHello<L> {
         ServerHello {
             key,
+            control,
             library: PhantomData,
         }
     }
@@ -136,6 +139,7 @@ impl<L: ServerIdentity> Harness for ServerHello<L> {
     }
 
     fn setup(&self) -> Result<L::Configs, HarnessError> {
+        self.control.shift_heap();
         L::configs_for(&Self::PATH.profile(), &self.key)
     }
 

@@ -102,6 +102,43 @@ impl Tamper {
     }
 }
 
+/// What a control variant changes besides the secret: nothing secret. A
+/// control runs under the *same* secret as the operation's first variant,
+/// with something public changed, so that a difference it shows is one
+/// that does not depend on the secret (what the allowlist may name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// A plain variant.
+    None,
+    /// The deterministic RNG stream advanced by 64 bytes in `setup`: the
+    /// same key signs with another nonce (and salt, blinding), so the
+    /// public signature differs.
+    NonceShifted,
+    /// An extra 1 KiB and a few small blocks allocated (and leaked) before
+    /// `setup` builds anything: the same key, another heap layout.
+    HeapShifted,
+}
+
+impl Control {
+    /// The suffix of the control's variant name.
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Control::None => "",
+            Control::NonceShifted => "_nonce_shifted",
+            Control::HeapShifted => "_heap_shifted",
+        }
+    }
+
+    /// Shifts the heap, for [`Control::HeapShifted`]; call first in `setup`.
+    pub fn shift_heap(self) {
+        if self == Control::HeapShifted {
+            for size in [1024usize, 24, 40, 72, 136] {
+                std::mem::forget(std::hint::black_box(vec![0u8; size]));
+            }
+        }
+    }
+}
+
 /// AEAD opens per counted run: one open of a 64-byte record is a few
 /// thousand instructions, of which the harness's loop would otherwise be a
 /// visible share.

@@ -17,7 +17,7 @@ use ::openssl::symm::{self, Cipher as SymmCipher};
 use regress_measure::{Harness, HarnessError};
 
 use super::secrets::{self, RsaKey, Scalar};
-use super::{Add, Tamper, MESSAGE_LEN, OK, OPENS_PER_RUN};
+use super::{Add, Control, Tamper, MESSAGE_LEN, OK, OPENS_PER_RUN};
 use crate::common::error::{ensure, Context as _};
 use crate::common::pins::Cipher;
 use crate::openssl::system;
@@ -41,22 +41,22 @@ pub fn operations(add: &mut Add<'_>) {
             );
         }
     }
-    for scalar in secrets::SCALARS {
+    for (scalar, control) in secrets::with_control(&secrets::SCALARS, Control::NonceShifted) {
         add(
             LIBRARY,
             "ecdsa_p256_sign",
             OK,
-            scalar.name,
-            Box::new(EcdsaSign(scalar)),
+            &format!("{}{}", scalar.name, control.suffix()),
+            Box::new(EcdsaSign { scalar, control }),
         );
     }
-    for key in secrets::RSA_KEYS {
+    for (key, control) in secrets::with_control(&secrets::RSA_KEYS, Control::HeapShifted) {
         add(
             LIBRARY,
             "rsa2048_pss_sign",
             OK,
-            key.name,
-            Box::new(RsaPssSign(key)),
+            &format!("{}{}", key.name, control.suffix()),
+            Box::new(RsaPssSign { key, control }),
         );
     }
     for (curve, operation) in [(Curve::P256, "ecdh_p256"), (Curve::X25519, "x25519")] {
@@ -178,7 +178,10 @@ fn message_digest() -> Vec<u8> {
 /// digest under the variant's private scalar. The nonce comes from the
 /// deterministic RNG.
 #[derive(Debug, Clone, Copy)]
-pub struct EcdsaSign(pub Scalar);
+pub struct EcdsaSign {
+    pub scalar: Scalar,
+    pub control: Control,
+}
 
 impl Harness for EcdsaSign {
     type Setup = (EcKey<Private>, Vec<u8>);
@@ -191,7 +194,10 @@ impl Harness for EcdsaSign {
 
     fn setup(&self) -> Result<(EcKey<Private>, Vec<u8>), HarnessError> {
         system::init()?;
-        Ok((p256_key(&self.0)?, message_digest()))
+        if self.control == Control::NonceShifted {
+            ::openssl::rand::rand_bytes(&mut [0u8; 64])?;
+        }
+        Ok((p256_key(&self.scalar)?, message_digest()))
     }
 
     fn prepare(&self, _: &(EcKey<Private>, Vec<u8>)) -> Result<(), HarnessError> {
@@ -215,7 +221,10 @@ impl Harness for EcdsaSign {
 /// set up outside the count. The salt and blinding come from the
 /// deterministic RNG.
 #[derive(Debug, Clone, Copy)]
-pub struct RsaPssSign(pub RsaKey);
+pub struct RsaPssSign {
+    pub key: RsaKey,
+    pub control: Control,
+}
 
 impl Harness for RsaPssSign {
     type Setup = (PKey<Private>, Vec<u8>);
@@ -228,7 +237,8 @@ impl Harness for RsaPssSign {
 
     fn setup(&self) -> Result<(PKey<Private>, Vec<u8>), HarnessError> {
         system::init()?;
-        let key = PKey::private_key_from_pem(self.0.key_pem).context("the RSA key")?;
+        self.control.shift_heap();
+        let key = PKey::private_key_from_pem(self.key.key_pem).context("the RSA key")?;
         Ok((key, message_digest()))
     }
 

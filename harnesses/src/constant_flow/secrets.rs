@@ -113,3 +113,15 @@ pub const RSA_KEYS: [RsaKey; 3] = [
 pub fn plaintext(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(31) ^ 0x5a).collect()
 }
+
+/// Each of `secrets` as a plain variant, then the first again as the
+/// `control` variant (see [`super::Control`]).
+pub fn with_control<T: Copy>(
+    secrets: &[T],
+    control: super::Control,
+) -> impl Iterator<Item = (T, super::Control)> + '_ {
+    secrets
+        .iter()
+        .map(|secret| (*secret, super::Control::None))
+        .chain(secrets.first().map(|secret| (*secret, control)))
+}

@@ -7,8 +7,9 @@
 //! [[allow]]
 //! operation = "*::aes128gcm_open"          # <library>::<operation>, `*` matches any run of characters
 //! between = ["accepted", "rejected"]       # the two groups compared (the same group twice: within it)
-//! function = "ERR_*"                       # the function's name, `*` as above
+//! functions = ["ERR_*", "free"]           # function name patterns, `*` as above
 //! reason = "after the verdict: the failure is public (a TLS peer sees the alert)"
+//! # known_finding = true                 # a secret-dependent difference, known and accepted
 //! ```
 //!
 //! The file is read as hostile: size-capped, unknown keys refused, every
@@ -30,6 +31,8 @@ pub const PATH: &str = "baselines/constant-flow-allowlist.toml";
 pub const MAX_BYTES: u64 = 64 << 10;
 /// The most entries an allowlist may have.
 pub const MAX_ENTRIES: usize = 256;
+/// The most function patterns one entry may have.
+pub const MAX_FUNCTIONS: usize = 64;
 /// The longest pattern accepted.
 pub const MAX_PATTERN: usize = 200;
 /// The longest reason accepted.
@@ -47,7 +50,7 @@ pub enum AllowlistError {
     },
     #[error(
         "the constant-flow allowlist {path} is not valid: {reason}.\n  \
-         Each [[allow]] entry has exactly operation, between (two group names), function and \
+         Each [[allow]] entry has exactly operation, between (two group names), functions and \
          reason; see the README's \"Constant-flow check\"."
     )]
     Invalid { path: PathBuf, reason: String },
@@ -62,10 +65,16 @@ pub struct Entry {
     /// The two groups whose variants may differ here (unordered; the same
     /// group twice allows a difference within that group).
     pub between: [String; 2],
-    /// Function name pattern.
-    pub function: String,
-    /// Why the difference depends only on public data.
+    /// Function name patterns (1 to [`MAX_FUNCTIONS`]).
+    pub functions: Vec<String>,
+    /// Why the difference depends only on public data; or, for a known
+    /// finding, what is known about it.
     pub reason: String,
+    /// A secret-dependent difference that is known and accepted for now
+    /// (a library's, not this project's to fix): it does not fail the
+    /// check, and every report lists it as a finding, not as allowed.
+    #[serde(default)]
+    pub known_finding: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,22 +149,24 @@ impl Entry {
         let [x, y] = [&self.between[0], &self.between[1]];
         self.covers(operation)
             && ((x == a && y == b) || (x == b && y == a))
-            && glob(&self.function, function)
+            && self.functions.iter().any(|pattern| glob(pattern, function))
     }
 }
 
 fn check_entry(entry: &Entry) -> Result<(), String> {
-    for (field, pattern) in [
-        ("operation", &entry.operation),
-        ("function", &entry.function),
-    ] {
+    if entry.functions.is_empty() || entry.functions.len() > MAX_FUNCTIONS {
+        return Err(format!("functions must list 1 to {MAX_FUNCTIONS} patterns"));
+    }
+    let patterns = std::iter::once(("operation", &entry.operation))
+        .chain(entry.functions.iter().map(|pattern| ("functions", pattern)));
+    for (field, pattern) in patterns {
         if pattern.is_empty() || pattern.len() > MAX_PATTERN {
             return Err(format!("{field} must be 1 to {MAX_PATTERN} bytes"));
         }
         if pattern.chars().any(|c| c.is_control()) {
             return Err(format!("{field} holds control characters"));
         }
-        if pattern.chars().all(|c| c == '*') {
+        if field == "functions" && pattern.chars().all(|c| c == '*') {
             return Err(format!(
                 "{field} {pattern:?} would allow everything; name what is allowed"
             ));
@@ -239,7 +250,7 @@ mod tests {
 [[allow]]
 operation = "*::aes128gcm_open"
 between = ["rejected", "accepted"]
-function = "ERR_*"
+functions = ["ERR_*"]
 reason = "the failure is public: the peer sees the alert"
 "#;
         let list = Allowlist::parse(text).expect("valid");
@@ -269,16 +280,17 @@ reason = "the failure is public: the peer sees the alert"
     fn hostile_files_are_refused_with_the_reason() {
         let entry = |operation: &str, function: &str, reason: &str, between: &str| {
             format!(
-                "[[allow]]\noperation = {operation:?}\nbetween = {between}\nfunction = {function:?}\nreason = {reason:?}\n"
+                "[[allow]]\noperation = {operation:?}\nbetween = {between}\nfunctions = [{function:?}]\nreason = {reason:?}\n"
             )
         };
         let good = "a reason long enough";
         for (text, expected) in [
-            (entry("*", "f", good, r#"["a", "b"]"#), "allow everything"),
+            (entry("*", "*", good, r#"["a", "b"]"#), "allow everything"),
             (entry("a::b", "**", good, r#"["a", "b"]"#), "allow everything"),
             (entry("a::b", "f", "short", r#"["a", "b"]"#), "reason"),
             (entry("A::B", "f", good, r#"["a", "b"]"#), "not <library>"),
             (entry("a::b", "f", good, r#"["a"]"#), "between"),
+            ("[[allow]]\noperation = \"a::b\"\nbetween = [\"a\", \"b\"]\nfunctions = []\nreason = \"a reason long enough\"\n".to_owned(), "1 to"),
             (entry("a::b", "f", good, r#"["a", "B C"]"#), "group"),
             (entry("a::b", "f\u{1b}[31m", good, r#"["a", "b"]"#), "control"),
             (

@@ -381,6 +381,7 @@ fn compare_operation(
                     }
                     Difference {
                         allowed: allowed.map(|entry| allowlist.entries[entry].reason.clone()),
+                        known: allowed.is_some_and(|entry| allowlist.entries[entry].known_finding),
                         diff,
                     }
                 })

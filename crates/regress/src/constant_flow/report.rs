@@ -79,6 +79,9 @@ pub struct Difference {
     #[serde(flatten)]
     pub diff: FunctionDiff,
     pub allowed: Option<String>,
+    /// Allowed as a known finding (secret-dependent, accepted for now).
+    #[serde(default)]
+    pub known: bool,
 }
 
 impl Comparison {
@@ -108,7 +111,17 @@ impl OperationReport {
         self.comparisons
             .iter()
             .map(|c| c.differences.len() - c.findings().count())
-            .sum()
+            .sum::<usize>()
+            - self.known()
+    }
+
+    /// Differences the allowlist accepts as known findings.
+    pub fn known(&self) -> usize {
+        self.comparisons
+            .iter()
+            .flat_map(|c| &c.differences)
+            .filter(|d| d.known)
+            .count()
     }
 
     /// `library` of `library::operation`.
@@ -126,8 +139,11 @@ impl OperationReport {
             .map(|v| v.instructions.iter().max().unwrap_or(&0) - v.instructions.iter().min().unwrap_or(&0))
             .max()
             .unwrap_or(0);
+        let known = self.known();
         let mut verdict = if findings > 0 {
             format!("FINDING: {findings} difference(s)")
+        } else if known > 0 {
+            format!("KNOWN FINDING: {known} difference(s) accepted by the allowlist")
         } else if allowed > 0 {
             format!("constant flow but for {allowed} allowed function difference(s)")
         } else {
@@ -213,8 +229,8 @@ impl Report {
         }
         for entry in &self.stale {
             out.push_str(&format!(
-                "warning: stale allowlist entry (matched no difference): operation {:?}, between {:?}, function {:?}\n",
-                entry.operation, entry.between, entry.function
+                "warning: stale allowlist entry (matched no difference): operation {:?}, between {:?}, functions {:?}\n",
+                entry.operation, entry.between, entry.functions
             ));
         }
         out
@@ -256,14 +272,23 @@ impl Report {
         out.push_str(&table.to_markdown());
         let findings = self.findings();
         out.push_str(&format!("\n{findings} finding(s).\n"));
-        for (title, allowed) in [("Findings", false), ("Allowed differences", true)] {
+        for (title, kind) in [
+            ("Findings", 0),
+            ("Known findings (secret-dependent, accepted by the allowlist)", 1),
+            ("Allowed differences (public data)", 2),
+        ] {
+            let allowed = kind > 0;
             let mut section = String::new();
             for operation in &self.operations {
                 for comparison in &operation.comparisons {
                     let shown: Vec<&Difference> = comparison
                         .differences
                         .iter()
-                        .filter(|d| d.allowed.is_some() == allowed)
+                        .filter(|d| match kind {
+                            0 => d.allowed.is_none(),
+                            1 => d.known,
+                            _ => d.allowed.is_some() && !d.known,
+                        })
                         .collect();
                     if shown.is_empty() {
                         continue;
@@ -324,11 +349,16 @@ impl Report {
             out.push_str("\n### Stale allowlist entries (warning)\n\n");
             for entry in &self.stale {
                 out.push_str(&format!(
-                    "- operation {}, between {} and {}, function {}\n",
+                    "- operation {}, between {} and {}, functions {}\n",
                     markdown::code(&entry.operation),
                     markdown::code(&entry.between[0]),
                     markdown::code(&entry.between[1]),
-                    markdown::code(&entry.function)
+                    entry
+                        .functions
+                        .iter()
+                        .map(|f| markdown::code(f))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         }
@@ -417,6 +447,7 @@ mod tests {
                             }],
                         },
                         allowed: allowed.map(str::to_owned),
+                        known: false,
                     }],
                 }],
             }],
