@@ -166,10 +166,8 @@ impl Harness for EtmOpen {
     fn setup(&self) -> Result<EtmSetup, HarnessError> {
         let encrypting = EncryptingKey::ctr(UnboundCipherKey::new(&AES_128, &ENC_KEY)?)?;
         let mut sealed = vec![0x5a; MESSAGE_LEN];
-        encrypting.less_safe_encrypt(
-            &mut sealed,
-            EncryptionContext::Iv128(FixedLength::from(IV)),
-        )?;
+        encrypting
+            .less_safe_encrypt(&mut sealed, EncryptionContext::Iv128(FixedLength::from(IV)))?;
         let mac_key = hmac::Key::new(hmac::HMAC_SHA256, &MAC_KEY);
         let tag = hmac::sign(&mac_key, &sealed);
         sealed.extend_from_slice(tag.as_ref());
@@ -193,7 +191,11 @@ impl Harness for EtmOpen {
     }
 
     fn check(&self, _: &EtmSetup, opened: &usize) -> Result<(), HarnessError> {
-        let expected = if self.tamper == Tamper::None { OPENS } else { 0 };
+        let expected = if self.tamper == Tamper::None {
+            OPENS
+        } else {
+            0
+        };
         if *opened == expected {
             Ok(())
         } else {
@@ -293,8 +295,12 @@ fn the_constant_flow_check_passes() {
         return;
     };
     let binary = Path::new(env!("CARGO_BIN_EXE_harnesses"));
-    let allowlist = Allowlist::load(&workspace.root().join(regress::constant_flow::allowlist::PATH))
-        .expect("the committed allowlist");
+    let allowlist = Allowlist::load(
+        &workspace
+            .root()
+            .join(regress::constant_flow::allowlist::PATH),
+    )
+    .expect("the committed allowlist");
     let names = regress::discover::list_all(binary).expect("the program's entries");
     let variants = select(&names, None).expect("constant-flow entries");
     let report = check(&Request {

@@ -182,12 +182,19 @@ impl Harness for EcdsaSign {
         Ok(())
     }
 
-    fn run(&self, (key, digest): &(EcdsaKeyPair, Digest), _: ()) -> Result<Signature, HarnessError> {
-        key.sign_digest(digest)
-            .map_err(|_| "signing failed".into())
+    fn run(
+        &self,
+        (key, digest): &(EcdsaKeyPair, Digest),
+        _: (),
+    ) -> Result<Signature, HarnessError> {
+        key.sign_digest(digest).map_err(|_| "signing failed".into())
     }
 
-    fn check(&self, (key, _): &(EcdsaKeyPair, Digest), sig: &Signature) -> Result<(), HarnessError> {
+    fn check(
+        &self,
+        (key, _): &(EcdsaKeyPair, Digest),
+        sig: &Signature,
+    ) -> Result<(), HarnessError> {
         use ::aws_lc_rs::signature::{KeyPair, UnparsedPublicKey, ECDSA_P256_SHA256_FIXED};
         UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, key.public_key().as_ref())
             .verify(secrets::MESSAGE, sig.as_ref())

@@ -51,7 +51,9 @@ pub trait ServerIdentity: Tls {
 
 impl ServerIdentity for crate::s2n_tls::tls::S2nTls {
     fn configs_for(profile: &Profile, key: &RsaKey) -> Result<Self::Configs, HarnessError> {
-        use crate::s2n_tls::config::{client_config, policies, policy, server_config_with, Configs};
+        use crate::s2n_tls::config::{
+            client_config, policies, policy, server_config_with, Configs,
+        };
         let (client_policy, server_policy) = policies(&profile.pins)?;
         Ok(Configs {
             client: client_config(&policy(client_policy)?, profile.pki, None, None)?,

@@ -193,7 +193,9 @@ mod tests {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b':'));
             assert!(
-                entries[..index].iter().all(|other| other.name != entry.name),
+                entries[..index]
+                    .iter()
+                    .all(|other| other.name != entry.name),
                 "{} twice",
                 entry.name
             );

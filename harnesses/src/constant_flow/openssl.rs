@@ -204,11 +204,19 @@ impl Harness for EcdsaSign {
         Ok(())
     }
 
-    fn run(&self, (key, digest): &(EcKey<Private>, Vec<u8>), _: ()) -> Result<EcdsaSig, HarnessError> {
+    fn run(
+        &self,
+        (key, digest): &(EcKey<Private>, Vec<u8>),
+        _: (),
+    ) -> Result<EcdsaSig, HarnessError> {
         Ok(EcdsaSig::sign(digest, key)?)
     }
 
-    fn check(&self, (key, digest): &(EcKey<Private>, Vec<u8>), sig: &EcdsaSig) -> Result<(), HarnessError> {
+    fn check(
+        &self,
+        (key, digest): &(EcKey<Private>, Vec<u8>),
+        sig: &EcdsaSig,
+    ) -> Result<(), HarnessError> {
         let public: EcKey<Public> = EcKey::from_public_key(key.group(), key.public_key())?;
         ensure(sig.verify(digest, &public)?, || {
             "the signature does not verify".to_owned()
@@ -242,7 +250,10 @@ impl Harness for RsaPssSign {
         Ok((key, message_digest()))
     }
 
-    fn prepare(&self, (key, _): &(PKey<Private>, Vec<u8>)) -> Result<PkeyCtx<Private>, HarnessError> {
+    fn prepare(
+        &self,
+        (key, _): &(PKey<Private>, Vec<u8>),
+    ) -> Result<PkeyCtx<Private>, HarnessError> {
         let mut context = PkeyCtx::new(key)?;
         context.sign_init()?;
         context.set_rsa_padding(Padding::PKCS1_PSS)?;
@@ -261,7 +272,11 @@ impl Harness for RsaPssSign {
         Ok(signature)
     }
 
-    fn check(&self, (key, digest): &(PKey<Private>, Vec<u8>), sig: &Vec<u8>) -> Result<(), HarnessError> {
+    fn check(
+        &self,
+        (key, digest): &(PKey<Private>, Vec<u8>),
+        sig: &Vec<u8>,
+    ) -> Result<(), HarnessError> {
         let mut context = PkeyCtx::new(key)?;
         context.verify_init()?;
         context.set_rsa_padding(Padding::PKCS1_PSS)?;

@@ -111,7 +111,9 @@ pub const RSA_KEYS: [RsaKey; 3] = [
 
 /// A deterministic plaintext of `len` bytes.
 pub fn plaintext(len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(31) ^ 0x5a).collect()
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ 0x5a)
+        .collect()
 }
 
 /// Each of `secrets` as a plain variant, then the first again as the

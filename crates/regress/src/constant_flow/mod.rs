@@ -66,7 +66,7 @@ pub enum CheckError {
     Measure {
         harness: String,
         #[source]
-        source: Error,
+        source: Box<Error>,
     },
     #[error(
         "{harness} marks its sides but its run has no server_flight part: the comparison \
@@ -76,7 +76,13 @@ pub enum CheckError {
     #[error(transparent)]
     Allowlist(#[from] AllowlistError),
     #[error(transparent)]
-    Runner(#[from] Error),
+    Runner(Box<Error>),
+}
+
+impl From<Error> for CheckError {
+    fn from(error: Error) -> CheckError {
+        CheckError::Runner(Box::new(error))
+    }
 }
 
 impl CheckError {
@@ -163,11 +169,12 @@ pub struct Request<'a> {
 fn scoped(harness: &str, costs: RunCosts) -> Result<(&'static str, Costs, u64), CheckError> {
     if costs.sides {
         let mut by_part = costs.dumps.by_part;
-        let part = by_part
-            .remove(&Part::ServerFlight)
-            .ok_or_else(|| CheckError::NoServerFlight {
-                harness: harness.to_owned(),
-            })?;
+        let part =
+            by_part
+                .remove(&Part::ServerFlight)
+                .ok_or_else(|| CheckError::NoServerFlight {
+                    harness: harness.to_owned(),
+                })?;
         Ok((
             Part::ServerFlight.name(),
             part,
@@ -191,9 +198,7 @@ struct First {
 /// exit code ([`Report::findings`]).
 pub fn check(request: &Request<'_>) -> Result<Report, CheckError> {
     if !(1..=MAX_RUNS).contains(&request.runs) {
-        return Err(CheckError::BadRuns {
-            runs: request.runs,
-        });
+        return Err(CheckError::BadRuns { runs: request.runs });
     }
     let Request {
         runner,
@@ -327,7 +332,7 @@ pub fn check(request: &Request<'_>) -> Result<Report, CheckError> {
 fn measure_error(variant: &Variant, source: Error) -> CheckError {
     CheckError::Measure {
         harness: variant.name.clone(),
-        source,
+        source: Box::new(source),
     }
 }
 

@@ -104,7 +104,12 @@ impl OperationReport {
     /// did not repeat.
     pub fn findings(&self) -> usize {
         let between: usize = self.comparisons.iter().map(|c| c.findings().count()).sum();
-        between + self.variants.iter().filter(|v| v.unstable.is_some()).count()
+        between
+            + self
+                .variants
+                .iter()
+                .filter(|v| v.unstable.is_some())
+                .count()
     }
 
     fn allowed(&self) -> usize {
@@ -136,7 +141,10 @@ impl OperationReport {
         let spread = self
             .variants
             .iter()
-            .map(|v| v.instructions.iter().max().unwrap_or(&0) - v.instructions.iter().min().unwrap_or(&0))
+            .map(|v| {
+                v.instructions.iter().max().unwrap_or(&0)
+                    - v.instructions.iter().min().unwrap_or(&0)
+            })
             .max()
             .unwrap_or(0);
         let known = self.known();
@@ -164,7 +172,12 @@ impl Report {
 
     /// The summary table: one row per operation.
     pub fn table(&self) -> Table {
-        let mut table = Table::new(&["operation", "compared", "variants (instructions)", "verdict"]);
+        let mut table = Table::new(&[
+            "operation",
+            "compared",
+            "variants (instructions)",
+            "verdict",
+        ]);
         for operation in &self.operations {
             let variants = operation
                 .variants
@@ -248,7 +261,14 @@ impl Report {
             markdown::code(&self.valgrind),
             self.runs
         ));
-        let mut table = Table::new(&["operation", "compared", "variant", "group", "instructions", "verdict"]);
+        let mut table = Table::new(&[
+            "operation",
+            "compared",
+            "variant",
+            "group",
+            "instructions",
+            "verdict",
+        ]);
         for operation in &self.operations {
             for (index, variant) in operation.variants.iter().enumerate() {
                 let counts = &variant.instructions;
@@ -260,12 +280,24 @@ impl Report {
                     format!("{} to {}", count(min), count(max))
                 };
                 table.row(vec![
-                    if index == 0 { operation.operation.clone() } else { String::new() },
-                    if index == 0 { operation.scope.clone() } else { String::new() },
+                    if index == 0 {
+                        operation.operation.clone()
+                    } else {
+                        String::new()
+                    },
+                    if index == 0 {
+                        operation.scope.clone()
+                    } else {
+                        String::new()
+                    },
                     variant.variant.clone(),
                     variant.group.clone(),
                     shown,
-                    if index == 0 { operation.verdict() } else { String::new() },
+                    if index == 0 {
+                        operation.verdict()
+                    } else {
+                        String::new()
+                    },
                 ]);
             }
         }
@@ -274,7 +306,10 @@ impl Report {
         out.push_str(&format!("\n{findings} finding(s).\n"));
         for (title, kind) in [
             ("Findings", 0),
-            ("Known findings (secret-dependent, accepted by the allowlist)", 1),
+            (
+                "Known findings (secret-dependent, accepted by the allowlist)",
+                1,
+            ),
             ("Allowed differences (public data)", 2),
         ] {
             let allowed = kind > 0;
@@ -302,7 +337,14 @@ impl Report {
                         markdown::code(&comparison.groups[1]),
                         comparison.kind()
                     ));
-                    let mut rows = Table::new(&["function", "file", "a", "b", "lines (line: a / b)", "reason"]);
+                    let mut rows = Table::new(&[
+                        "function",
+                        "file",
+                        "a",
+                        "b",
+                        "lines (line: a / b)",
+                        "reason",
+                    ]);
                     for difference in shown.iter().take(SHOWN) {
                         let diff = &difference.diff;
                         rows.row(vec![
