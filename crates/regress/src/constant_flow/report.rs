@@ -240,6 +240,24 @@ impl Report {
                 }
             }
         }
+        for operation in &self.operations {
+            let known = operation.known();
+            if known > 0 {
+                let functions: Vec<&str> = operation
+                    .comparisons
+                    .iter()
+                    .flat_map(|c| &c.differences)
+                    .filter(|d| d.known)
+                    .map(|d| d.diff.function.as_str())
+                    .take(SHOWN)
+                    .collect();
+                out.push_str(&format!(
+                    "KNOWN FINDING {} (accepted by the allowlist): {known} difference(s) in {}\n",
+                    operation.operation,
+                    functions.join(", ")
+                ));
+            }
+        }
         for entry in &self.stale {
             out.push_str(&format!(
                 "warning: stale allowlist entry (matched no difference): operation {:?}, between {:?}, functions {:?}\n",
