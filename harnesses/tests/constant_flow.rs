@@ -243,6 +243,7 @@ fn a_planted_early_exit_tag_comparison_is_caught() {
             variants: &variants,
             runs: 1,
             allowlist: &Allowlist::default(),
+            all_operations: false,
             workers: regress::parallel::workers(None),
             listener: &Silent,
         })
@@ -309,6 +310,7 @@ fn the_constant_flow_check_passes() {
         variants: &variants,
         runs: 1,
         allowlist: &allowlist,
+        all_operations: true,
         workers: regress::parallel::workers(None),
         listener: &Silent,
     })

@@ -39,6 +39,7 @@
 //! flight, signed with the secret key).
 
 pub mod aws_lc_rs;
+pub mod cbc;
 pub mod handshake;
 pub mod openssl;
 pub mod secrets;
@@ -168,6 +169,7 @@ pub fn entries() -> Vec<Entry> {
     aws_lc_rs::operations(&mut add);
     openssl::operations(&mut add);
     handshake::operations(&mut add);
+    cbc::operations(&mut add);
     entries
 }
 

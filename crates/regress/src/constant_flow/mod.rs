@@ -160,6 +160,10 @@ pub struct Request<'a> {
     /// Runs per variant, 1 to [`MAX_RUNS`].
     pub runs: u32,
     pub allowlist: &'a Allowlist,
+    /// Whether every operation is checked, so that an allowlist entry that
+    /// matched nothing is stale (with `--operation`, an entry may cover
+    /// operations that were not run).
+    pub all_operations: bool,
     pub workers: usize,
     pub listener: &'a dyn Listener,
 }
@@ -316,7 +320,9 @@ pub fn check(request: &Request<'_>) -> Result<Report, CheckError> {
         .iter()
         .zip(&used)
         .filter(|(entry, used)| {
-            !**used && reports.iter().any(|report| entry.covers(&report.operation))
+            request.all_operations
+                && !**used
+                && reports.iter().any(|report| entry.covers(&report.operation))
         })
         .map(|(entry, _)| entry.clone())
         .collect();

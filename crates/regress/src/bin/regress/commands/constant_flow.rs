@@ -28,6 +28,7 @@ pub fn constant_flow(context: &Context, args: &ConstantFlowArgs) -> anyhow::Resu
         variants: &variants,
         runs: args.runs,
         allowlist: &allowlist,
+        all_operations: args.operation.is_none(),
         workers: context.workers(),
         listener: reporter,
     });
