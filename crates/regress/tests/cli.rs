@@ -185,3 +185,36 @@ fn readme_tables_follow_the_baselines() {
         Some(0)
     );
 }
+
+/// `regress constant-flow` refuses a hostile allowlist before it measures
+/// anything, and bad arguments before it reads anything.
+#[test]
+fn constant_flow_refuses_a_hostile_allowlist_and_bad_arguments() {
+    let root = workspace();
+    let allowlist = root.path().join("baselines/constant-flow-allowlist.toml");
+    std::fs::write(
+        &allowlist,
+        "[[allow]]\noperation = \"a::b\"\nbetween = [\"ok\", \"ok\"]\nfunctions = [\"*\"]\nreason = \"anything at all, please\"\n",
+    )
+    .expect("write");
+    let output = regress(root.path(), &["constant-flow"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("would allow everything within a group"),
+        "{}",
+        stderr(&output)
+    );
+    for args in [
+        &["constant-flow", "--runs", "0"][..],
+        &["constant-flow", "--runs", "101"],
+        &["constant-flow", "--operation", ""],
+    ] {
+        let output = regress(root.path(), args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}

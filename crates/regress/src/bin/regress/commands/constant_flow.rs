@@ -13,9 +13,13 @@ use crate::cli::ConstantFlowArgs;
 
 pub fn constant_flow(context: &Context, args: &ConstantFlowArgs) -> anyhow::Result<Outcome> {
     let started = std::time::Instant::now();
-    let runner = context.runner()?;
-    let allowlist_path = runner.workspace.root().join(constant_flow::allowlist::PATH);
+    // The allowlist first: a broken one is reported before anything runs.
+    let allowlist_path = context
+        .workspace
+        .root()
+        .join(constant_flow::allowlist::PATH);
     let allowlist = Allowlist::load(&allowlist_path)?;
+    let runner = context.runner()?;
     // The same staged program `run` measures; its constant-flow entries
     // only.
     let (program, _) = super::harnesses(&runner, &[])?;
