@@ -1,14 +1,20 @@
 //! A TLS 1.2 CBC record with good and bad padding: the Lucky Thirteen
-//! question, for OpenSSL.
+//! question, for OpenSSL and s2n-tls.
 //!
-//! A TLS 1.2 connection with ECDHE-RSA-AES128-SHA256 (AES-128-CBC,
-//! HMAC-SHA256), MAC-then-encrypt (`SSL_OP_NO_ENCRYPT_THEN_MAC` on both
-//! sides: with encrypt-then-MAC the MAC is checked before the padding is
-//! looked at, and there is no padding oracle to test), is made in
-//! `prepare`; the client writes one record of [`PLAINTEXT_LEN`] bytes,
+//! A TLS 1.2 connection with AES-128-CBC and HMAC-SHA256, MAC-then-encrypt,
+//! is made in `prepare`: OpenSSL with ECDHE-RSA-AES128-SHA256 and
+//! `SSL_OP_NO_ENCRYPT_THEN_MAC` on both sides (with encrypt-then-MAC the
+//! MAC is checked before the padding is looked at, and there is no padding
+//! oracle to test); s2n-tls (which has no encrypt-then-MAC) with its
+//! numbered policy `20150202` on both sides, which offers only CBC suites
+//! and so negotiates AES128-SHA256 (RSA key exchange: no DH parameters are
+//! configured, and the key exchange is outside the count anyway); the client writes one record of [`PLAINTEXT_LEN`] bytes,
 //! whose padding is then 16 bytes of 15, and the record's bytes are changed
 //! in the transport as the variant says. `run` is the server's one
-//! `SSL_read` of it: decryption, the padding check and the MAC check.
+//! `SSL_read` (s2n-tls: `poll_recv`) of it: decryption, the padding check
+//! and the MAC check. s2n-tls's own delay after a failed record (its
+//! "blinding") is self-service here, so no sleep; the count is of the
+//! check itself.
 //!
 //! Every rejected variant ends in the same public alert (bad_record_mac),
 //! so they form one group and must execute the same instructions: a
@@ -16,8 +22,7 @@
 //! the MAC covers 15 more bytes: Lucky Thirteen's case), a padding length
 //! beyond the record, and a wrong padding byte.
 //!
-//! s2n-tls offers CBC suites too and is not measured here yet; rustls has
-//! no CBC suite.
+//! rustls has no CBC suite.
 
 use ::openssl::ssl::{
     SslContext, SslContextBuilder, SslMethod, SslOptions, SslVerifyMode, SslVersion,
@@ -108,7 +113,7 @@ impl Record {
     }
 }
 
-/// Every variant.
+/// Every variant, for both libraries.
 pub fn operations(add: &mut Add<'_>) {
     for record in Record::ALL {
         add(
@@ -118,6 +123,125 @@ pub fn operations(add: &mut Add<'_>) {
             record.name(),
             Box::new(CbcRecord(record)),
         );
+    }
+    for record in Record::ALL {
+        add(
+            "s2n_tls",
+            "tls12_cbc_record_open",
+            record.group(),
+            record.name(),
+            Box::new(S2nCbcRecord(record)),
+        );
+    }
+}
+
+/// The s2n-tls policy of both sides: CBC suites only.
+const S2N_CBC_POLICY: &str = "20150202";
+
+/// The record `client` wrote, taken from the transport, changed as
+/// `record` says and put back.
+fn change_in_flight(
+    record: Record,
+    from_client: &crate::common::transport::Endpoint,
+    at_server: &crate::common::transport::Endpoint,
+) -> Result<(), HarnessError> {
+    let mut bytes = at_server.incoming_bytes();
+    ensure(bytes.len() == HEADER + IV + ENCRYPTED, || {
+        format!(
+            "the record is {} bytes, not {}: not an AES-CBC record with HMAC-SHA256",
+            bytes.len(),
+            HEADER + IV + ENCRYPTED
+        )
+    })?;
+    if let Some((index, mask)) = record.change() {
+        bytes[index] ^= mask;
+    }
+    at_server.discard_incoming();
+    from_client
+        .send(&bytes)
+        .context("putting the record back")?;
+    Ok(())
+}
+
+/// The s2n-tls server's `poll_recv` of one (changed) TLS 1.2 CBC record.
+#[derive(Debug, Clone, Copy)]
+pub struct S2nCbcRecord(pub Record);
+
+/// Both s2n-tls configs.
+pub struct S2nConfigs {
+    client: s2n_tls::config::Config,
+    server: s2n_tls::config::Config,
+}
+
+impl Harness for S2nCbcRecord {
+    type Setup = S2nConfigs;
+    type Input = crate::s2n_tls::transport::Pair;
+    /// The connections (kept: freeing them is not counted) and whether the
+    /// read returned the record (`Err`: s2n-tls refused it).
+    type Output = (
+        crate::s2n_tls::transport::Pair,
+        Result<Vec<u8>, s2n_tls::error::Error>,
+    );
+
+    fn setup(&self) -> Result<S2nConfigs, HarnessError> {
+        use crate::s2n_tls::config::{client_config, policy, server_config_with};
+        let key = secrets::RSA_KEYS[0];
+        Ok(S2nConfigs {
+            client: client_config(&policy(S2N_CBC_POLICY)?, Pki::Rsa4096, None, None)?,
+            server: server_config_with(
+                &policy(S2N_CBC_POLICY)?,
+                (key.chain_pem, key.key_pem),
+                Pki::Rsa4096,
+                false,
+                false,
+            )?,
+        })
+    }
+
+    fn prepare(&self, configs: &S2nConfigs) -> Result<Self::Input, HarnessError> {
+        use std::task::Poll;
+        let mut pair =
+            crate::s2n_tls::transport::Pair::with_configs(&configs.client, &configs.server, None)?;
+        pair.handshake()?;
+        let data = secrets::plaintext(PLAINTEXT_LEN);
+        match pair.client.poll_send(&data) {
+            Poll::Ready(Ok(n)) if n == PLAINTEXT_LEN => {}
+            other => return Err(format!("the client's record: {other:?}").into()),
+        }
+        match pair.client.poll_flush() {
+            Poll::Ready(Ok(_)) => {}
+            Poll::Ready(Err(error)) => return Err(error).context("flushing the record"),
+            Poll::Pending => return Err("flushing the record did not finish".into()),
+        }
+        change_in_flight(self.0, pair.client_endpoint(), pair.server_endpoint())?;
+        Ok(pair)
+    }
+
+    fn run(&self, _: &S2nConfigs, mut pair: Self::Input) -> Result<Self::Output, HarnessError> {
+        use std::task::Poll;
+        let mut out = vec![0u8; 2 * PLAINTEXT_LEN];
+        let result = match pair.server.poll_recv(&mut out) {
+            Poll::Ready(Ok(n)) => {
+                out.truncate(n);
+                Ok(out)
+            }
+            Poll::Ready(Err(error)) => Err(error),
+            Poll::Pending => return Err("the server waited for more than the record".into()),
+        };
+        Ok((pair, result))
+    }
+
+    fn check(&self, _: &S2nConfigs, output: &Self::Output) -> Result<(), HarnessError> {
+        match (self.0, &output.1) {
+            (Record::Valid, Ok(data)) => ensure(*data == secrets::plaintext(PLAINTEXT_LEN), || {
+                "the record arrived changed".to_owned()
+            }),
+            (Record::Valid, Err(error)) => {
+                Err(format!("the valid record was refused: {error}").into())
+            }
+            (_, Ok(_)) => Err("a changed record was accepted".into()),
+            (_, Err(_)) => Ok(()),
+        }
     }
 }
 
@@ -194,22 +318,7 @@ impl Harness for CbcRecord {
             .ssl_write(&secrets::plaintext(PLAINTEXT_LEN))
             .context("the client's record")?;
         ensure(written == PLAINTEXT_LEN, || "a short write".to_owned())?;
-        let mut record = pair.server.get_ref().incoming_bytes();
-        ensure(record.len() == HEADER + IV + ENCRYPTED, || {
-            format!(
-                "the record is {} bytes, not {}: not the expected CBC record",
-                record.len(),
-                HEADER + IV + ENCRYPTED
-            )
-        })?;
-        if let Some((index, mask)) = self.0.change() {
-            record[index] ^= mask;
-        }
-        pair.server.get_ref().discard_incoming();
-        pair.client
-            .get_ref()
-            .send(&record)
-            .context("putting the record back")?;
+        change_in_flight(self.0, pair.client.get_ref(), pair.server.get_ref())?;
         Ok(pair)
     }
 

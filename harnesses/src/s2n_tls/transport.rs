@@ -155,6 +155,17 @@ impl Pair {
     pub fn discard_client_records(&self) {
         self.server_end.discard_incoming();
     }
+
+    /// The client's end of the transport (the constant-flow check changes
+    /// a record in flight through it).
+    pub fn client_endpoint(&self) -> &crate::common::transport::Endpoint {
+        &self.client_end
+    }
+
+    /// The server's end of the transport.
+    pub fn server_endpoint(&self) -> &crate::common::transport::Endpoint {
+        &self.server_end
+    }
 }
 
 /// Points both of `connection`'s callbacks at `endpoint`.
