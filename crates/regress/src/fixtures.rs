@@ -23,6 +23,7 @@ pub fn fingerprint(valgrind: &str) -> Fingerprint {
     Fingerprint {
         valgrind: valgrind.into(),
         method,
+        cpu_profile: Default::default(),
         rustc: "rustc 1.95.0".into(),
         target: "x86_64-unknown-linux-gnu".into(),
         cpu_features: vec!["aes".into(), "avx2".into()],

@@ -23,6 +23,7 @@
 pub mod annotate;
 pub mod cachegrind;
 pub mod callgrind_out;
+pub mod cpu_profile;
 pub mod dhat;
 pub mod fingerprint;
 pub mod header;
