@@ -53,6 +53,7 @@ pub fn measurement(harness: &str, instructions: u64, bytes: Option<u64>) -> Meas
         fingerprint: fingerprint("3.19.0"),
         sides: false,
         metrics: Default::default(),
+        library_cpu: Default::default(),
         annotated: PathBuf::from(format!("perf_outputs/{stem}.annotated.txt")),
         profile: PathBuf::from(format!("perf_outputs/{stem}.cachegrind.out")),
     }

@@ -456,6 +456,7 @@ impl Runner {
                 fingerprint,
                 sides: last.report.sides,
                 metrics: metrics::collect(parts.as_ref(), heap.as_ref()),
+                library_cpu: last.report.library_cpu.clone(),
             },
             &annotation_text,
             &region_profile,
@@ -484,6 +485,7 @@ impl Runner {
             fingerprint: outcome.fingerprint,
             sides: outcome.sides,
             metrics: outcome.metrics,
+            library_cpu: outcome.library_cpu,
             annotated: relative(&self.workspace, &annotated_path),
             profile: relative(&self.workspace, &profile_path),
         };
@@ -516,6 +518,7 @@ struct Outcome<'a> {
     fingerprint: Fingerprint,
     sides: bool,
     metrics: Metrics,
+    library_cpu: BTreeMap<String, [u32; 4]>,
 }
 
 fn read_profile(path: &Path) -> Result<cachegrind_out::Profile> {
@@ -591,6 +594,7 @@ mod tests {
                     fingerprint: crate::fixtures::fingerprint("3.24.0"),
                     sides: false,
                     metrics: Metrics::new(),
+                    library_cpu: BTreeMap::new(),
                 },
                 "annotated\n",
                 &profile,
