@@ -7,54 +7,26 @@
 //! Needs Valgrind: without it each test says so and passes, unless
 //! `REGRESS_REQUIRE_VALGRIND` is set (CI), where its absence fails.
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
 use regress::measure::cpu_profile::CpuProfile;
-use regress::measure::valgrind::Valgrind;
-use regress::workspace::Workspace;
 use regress::{Measurement, Runner};
 use regress_profile::cachegrind_out;
+use support::Scratch;
 
 /// The measured program cargo built for these tests.
 const PROGRAM: &str = env!("CARGO_BIN_EXE_harnesses");
 
-/// A workspace of its own (a `Cargo.lock` and an empty `baselines/`), so
-/// that nothing lands in the project's `perf_outputs/`.
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let real = Workspace::find_from(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("workspace");
-        std::fs::copy(real.cargo_lock(), dir.path().join("Cargo.lock")).expect("copy Cargo.lock");
-        std::fs::create_dir(dir.path().join("baselines")).expect("mkdir baselines");
-        Scratch { dir }
-    }
-
-    /// The runner of profile `cpu`, or `None` (with a visible notice) when
-    /// Valgrind is absent.
-    fn runner(&self, cpu: CpuProfile) -> Option<Runner> {
-        let valgrind = match Valgrind::from_env() {
-            Ok(valgrind) => valgrind,
-            Err(error) => {
-                if std::env::var_os("REGRESS_REQUIRE_VALGRIND").is_some() {
-                    panic!("REGRESS_REQUIRE_VALGRIND is set but Valgrind is unusable: {error}");
-                }
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "SKIPPED (Valgrind unavailable): {error}"
-                );
-                return None;
-            }
-        };
-        let workspace = Workspace::new(self.dir.path()).with_cpu(cpu);
-        Some(Runner::new(workspace, valgrind, Duration::from_secs(600)).expect("runner"))
-    }
+/// The runner of profile `cpu` in `scratch`, or `None` (with a visible
+/// notice) when Valgrind is absent.
+fn runner(scratch: &Scratch, cpu: CpuProfile) -> Option<Runner> {
+    let valgrind = support::valgrind()?;
+    let workspace = scratch.workspace().with_cpu(cpu);
+    Some(Runner::new(workspace, valgrind, Duration::from_secs(600)).expect("runner"))
 }
 
 /// The `(file, function)` pairs that ran in a measurement's region.
@@ -70,7 +42,9 @@ fn functions(runner: &Runner, measurement: &Measurement) -> Vec<(String, String)
 }
 
 fn any_function(functions: &[(String, String)], part: &str) -> bool {
-    functions.iter().any(|(_, function)| function.contains(part))
+    functions
+        .iter()
+        .any(|(_, function)| function.contains(part))
 }
 
 /// aws-lc's AES-GCM under `no-aesni`: the AES-NI code no longer runs, its
@@ -81,15 +55,17 @@ fn any_function(functions: &[(String, String)], part: &str) -> bool {
 fn no_aesni_reaches_aws_lc_and_its_check_is_not_vacuous() {
     let scratch = Scratch::new();
     let harness = "aws_lc_rs::aead_aes128gcm_seal_1024";
-    let Some(default) = scratch.runner(CpuProfile::Default) else {
+    let Some(default) = runner(&scratch, CpuProfile::Default) else {
         return;
     };
-    let Some(no_aesni) = scratch.runner(CpuProfile::NoAesni) else {
+    let Some(no_aesni) = runner(&scratch, CpuProfile::NoAesni) else {
         return;
     };
     let program = Path::new(PROGRAM);
     let with = default.measure(harness, program).expect("default profile");
-    let without = no_aesni.measure(harness, program).expect("no-aesni profile");
+    let without = no_aesni
+        .measure(harness, program)
+        .expect("no-aesni profile");
 
     let ran_with = functions(&default, &with);
     assert!(any_function(&ran_with, "aes_hw_"), "{ran_with:?}");
@@ -123,24 +99,32 @@ fn no_aesni_reaches_aws_lc_and_its_check_is_not_vacuous() {
 fn baseline_reaches_openssl_as_openssl_reports_it() {
     let scratch = Scratch::new();
     let harness = "openssl::record_aes128gcm_1k";
-    let Some(default) = scratch.runner(CpuProfile::Default) else {
+    let Some(default) = runner(&scratch, CpuProfile::Default) else {
         return;
     };
-    let Some(baseline) = scratch.runner(CpuProfile::Baseline) else {
+    let Some(baseline) = runner(&scratch, CpuProfile::Baseline) else {
         return;
     };
     let program = Path::new(PROGRAM);
     let with = default.measure(harness, program).expect("default profile");
-    let without = baseline.measure(harness, program).expect("baseline profile");
+    let without = baseline
+        .measure(harness, program)
+        .expect("baseline profile");
 
     let held = with.library_cpu.get("libssl").expect("OpenSSL's CPU words");
     let (aes, avx2) = (1 << 25, 1 << 5);
     assert_ne!(held[0] & aes, 0, "{held:x?}");
     assert_ne!(held[2] & avx2, 0, "{held:x?}");
     let caught = CpuProfile::Baseline.check([], &with.library_cpu);
-    assert_eq!(caught.expect_err("the default holds AES-NI").library, "libssl");
+    assert_eq!(
+        caught.expect_err("the default holds AES-NI").library,
+        "libssl"
+    );
 
-    let left = without.library_cpu.get("libssl").expect("OpenSSL's CPU words");
+    let left = without
+        .library_cpu
+        .get("libssl")
+        .expect("OpenSSL's CPU words");
     assert_eq!([left[0], left[2], left[3]], [0, 0, 0], "{left:x?}");
     assert!(
         without.instructions > with.instructions * 5,
