@@ -6,14 +6,14 @@
 //! Without Valgrind they are skipped with a visible reason, unless
 //! `REGRESS_REQUIRE_VALGRIND=1` (CI sets it) makes that a failure.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+mod support;
+
 use harnesses::calibration::{Spin, INSTRUCTIONS_PER_ITERATION};
 use libtest_mimic::{Arguments, Trial};
-use regress::harness_test::notice;
-use regress::measure::valgrind::Valgrind;
 use regress::workspace::Workspace;
 use regress::{Error, Runner};
 use regress_measure::program::{self, Entry};
@@ -133,38 +133,9 @@ impl Harness for Hangs {
     }
 }
 
-/// A workspace of its own in a temporary folder, with the real Cargo.lock
-/// (the fingerprint reads library versions from it).
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let real = Workspace::find_from(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("workspace");
-        std::fs::copy(real.cargo_lock(), dir.path().join("Cargo.lock")).expect("copy Cargo.lock");
-        std::fs::create_dir(dir.path().join("baselines")).expect("mkdir baselines");
-        Scratch { dir }
-    }
-
-    fn workspace(&self) -> Workspace {
-        Workspace::new(self.dir.path())
-    }
-}
-
 /// The runner, or `None` (with a visible notice) when Valgrind is absent.
 fn runner(workspace: Workspace, timeout: Duration) -> Option<Runner> {
-    let valgrind = match Valgrind::from_env() {
-        Ok(valgrind) => valgrind,
-        Err(error) => {
-            if std::env::var_os("REGRESS_REQUIRE_VALGRIND").is_some() {
-                panic!("REGRESS_REQUIRE_VALGRIND is set but Valgrind is unusable: {error}");
-            }
-            notice(&format!("SKIPPED (Valgrind unavailable): {error}"));
-            return None;
-        }
-    };
+    let valgrind = support::valgrind()?;
     Some(Runner::new(workspace, valgrind, timeout).expect("runner"))
 }
 
@@ -173,7 +144,7 @@ fn this_binary() -> PathBuf {
 }
 
 fn calibration_counts_exactly_three_instructions_per_iteration() {
-    let scratch = Scratch::new();
+    let scratch = support::Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
         return;
     };
@@ -234,7 +205,7 @@ fn calibration_counts_exactly_three_instructions_per_iteration() {
 }
 
 fn a_harness_that_panics_under_valgrind_shows_its_stderr() {
-    let scratch = Scratch::new();
+    let scratch = support::Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
         return;
     };
@@ -254,7 +225,7 @@ fn a_harness_that_panics_under_valgrind_shows_its_stderr() {
 }
 
 fn a_harness_that_hangs_is_killed_after_the_timeout() {
-    let scratch = Scratch::new();
+    let scratch = support::Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(15)) else {
         return;
     };
@@ -272,7 +243,7 @@ fn a_harness_that_hangs_is_killed_after_the_timeout() {
 }
 
 fn a_name_the_program_does_not_host_is_reported_not_measured() {
-    let scratch = Scratch::new();
+    let scratch = support::Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
         return;
     };
@@ -289,7 +260,7 @@ fn a_name_the_program_does_not_host_is_reported_not_measured() {
 }
 
 fn an_unwritable_output_folder_is_a_clear_error() {
-    let scratch = Scratch::new();
+    let scratch = support::Scratch::new();
     // A file where the output folder should be.
     std::fs::write(scratch.dir.path().join("perf_outputs"), "not a folder").expect("write");
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
@@ -308,7 +279,7 @@ fn an_unwritable_output_folder_is_a_clear_error() {
 }
 
 fn two_measurements_at_once_leave_whole_files() {
-    let scratch = Scratch::new();
+    let scratch = support::Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
         return;
     };

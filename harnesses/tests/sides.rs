@@ -10,15 +10,16 @@
 //! Cachegrind's count). Without Valgrind the tests are skipped with a
 //! visible reason, unless `REGRESS_REQUIRE_VALGRIND=1`.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use harnesses::calibration::{spin, INSTRUCTIONS_PER_ITERATION};
 use libtest_mimic::{Arguments, Trial};
-use regress::harness_test::notice;
 use regress::measure::metrics::Metric;
-use regress::measure::valgrind::{Method, Valgrind};
+use regress::measure::valgrind::Method;
 use regress::workspace::Workspace;
 use regress::{Error, Runner};
 use regress_measure::parts::{self, Part};
@@ -173,16 +174,7 @@ fn scratch() -> tempfile::TempDir {
 /// A runner of `method`: Callgrind's, or the Cachegrind method of the
 /// Valgrind version.
 fn runner_of(dir: &Path, callgrind: bool) -> Option<Runner> {
-    let mut valgrind = match Valgrind::from_env() {
-        Ok(valgrind) => valgrind,
-        Err(error) => {
-            if std::env::var_os("REGRESS_REQUIRE_VALGRIND").is_some() {
-                panic!("REGRESS_REQUIRE_VALGRIND is set but Valgrind is unusable: {error}");
-            }
-            notice(&format!("SKIPPED (Valgrind unavailable): {error}"));
-            return None;
-        }
-    };
+    let mut valgrind = support::valgrind()?;
     valgrind.method = if callgrind {
         Method::Callgrind
     } else {

@@ -190,6 +190,10 @@ pub struct ChildReport {
     /// Run-time library versions ([`Harness::runtime_libraries`]).
     #[serde(default)]
     pub runtime_libraries: std::collections::BTreeMap<String, String>,
+    /// The CPUID words each run-time library dispatches on, where it says
+    /// ([`crate::harness::RuntimeLibrary::cpu`]).
+    #[serde(default)]
+    pub library_cpu: std::collections::BTreeMap<String, [u32; 4]>,
     /// The [`PROTOCOL`] the program speaks; 0 from a program before it.
     #[serde(default)]
     pub protocol: u32,
@@ -230,12 +234,20 @@ pub fn announce<H: Harness>(
         )
         .into());
     }
+    let libraries = harness.runtime_libraries();
     let report = ChildReport {
         harness: name.to_owned(),
         cpu_features: cpu::features(),
         bytes_per_run: harness.bytes_per_run(),
         operations_per_run: harness.operations_per_run(),
-        runtime_libraries: harness.runtime_libraries().into_iter().collect(),
+        runtime_libraries: libraries
+            .iter()
+            .map(|library| (library.name.clone(), library.version.clone()))
+            .collect(),
+        library_cpu: libraries
+            .iter()
+            .filter_map(|library| Some((library.name.clone(), library.cpu?)))
+            .collect(),
         protocol: PROTOCOL,
         sides: harness.sides(),
         cpuid: cpu::ids(),

@@ -4,6 +4,21 @@
 /// TLS libraries; a boxed error keeps each library's own error type intact.
 pub type HarnessError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// A library the measured process loads at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeLibrary {
+    /// Its name in the fingerprint (`libssl`).
+    pub name: String,
+    /// Its version as the library itself reports it.
+    pub version: String,
+    /// The CPUID words its assembly dispatches on, as the library holds
+    /// them after applying `OPENSSL_ia32cap`, in [`crate::cpu::ids`]'s
+    /// order (leaf 1's ECX and EDX, leaf 7's EBX and ECX); `None` when the
+    /// library does not say. A profile that hides a feature the library
+    /// still holds did not reach it, and the runner fails the measurement.
+    pub cpu: Option<[u32; 4]>,
+}
+
 /// One API path of a TLS library, split so that only the path itself is
 /// counted.
 ///
@@ -38,10 +53,12 @@ pub trait Harness {
         1
     }
 
-    /// Versions of libraries the harness loads at run time that `Cargo.lock`
-    /// cannot know, such as the system OpenSSL an `openssl` crate links.
-    /// They become part of the count's fingerprint.
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    /// Libraries the harness loads at run time that `Cargo.lock` cannot
+    /// know, such as the system OpenSSL an `openssl` crate links: their
+    /// versions become part of the count's fingerprint, and the CPU
+    /// features they dispatch on let the runner check that a CPU profile
+    /// reached them ([`RuntimeLibrary::cpu`]).
+    fn runtime_libraries(&self) -> Vec<RuntimeLibrary> {
         Vec::new()
     }
 

@@ -19,4 +19,4 @@ pub mod program;
 pub mod region;
 pub mod scale;
 
-pub use harness::{Harness, HarnessError};
+pub use harness::{Harness, HarnessError, RuntimeLibrary};

@@ -120,6 +120,25 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    #[error(
+        "there is no CPU profile {name:?}; the profiles are {known} (see README, \"CPU profiles\")"
+    )]
+    UnknownCpuProfile { name: String, known: String },
+
+    #[error(
+        "{harness}: the CPU profile `{profile}` did not reach {library}: {evidence}.\n  \
+         Its count would be the default paths' under another name, so nothing was recorded. \
+         The library ignores OPENSSL_ia32cap (a build without run-time dispatch, or a version \
+         that reads the mask differently): measure it without --cpu, or report it to the \
+         library."
+    )]
+    CpuProfileNotApplied {
+        harness: String,
+        profile: String,
+        library: String,
+        evidence: String,
+    },
+
     #[error("{variable}={value:?} must be {expected}")]
     BadSetting {
         variable: &'static str,

@@ -23,6 +23,7 @@ pub fn fingerprint(valgrind: &str) -> Fingerprint {
     Fingerprint {
         valgrind: valgrind.into(),
         method,
+        cpu_profile: Default::default(),
         rustc: "rustc 1.95.0".into(),
         target: "x86_64-unknown-linux-gnu".into(),
         cpu_features: vec!["aes".into(), "avx2".into()],
@@ -52,6 +53,7 @@ pub fn measurement(harness: &str, instructions: u64, bytes: Option<u64>) -> Meas
         fingerprint: fingerprint("3.19.0"),
         sides: false,
         metrics: Default::default(),
+        library_cpu: Default::default(),
         annotated: PathBuf::from(format!("perf_outputs/{stem}.annotated.txt")),
         profile: PathBuf::from(format!("perf_outputs/{stem}.cachegrind.out")),
     }

@@ -3,25 +3,50 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::measure::cpu_profile::CpuProfile;
 
 /// Overrides where the workspace root is (by default: the nearest ancestor
 /// holding both `Cargo.lock` and `baselines/`).
 pub const ENV_ROOT: &str = "REGRESS_ROOT";
 
-/// The project's root folder and the folders the runner reads and writes.
+/// The project's root folder and the folders the runner reads and writes,
+/// seen under one CPU profile: each profile's outputs have a folder of
+/// their own, so that no command ever reads one profile's records as
+/// another's.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    cpu: CpuProfile,
 }
 
 impl Workspace {
+    /// The workspace at `root`, under the default CPU profile.
     pub fn new(root: impl Into<PathBuf>) -> Workspace {
-        Workspace { root: root.into() }
+        Workspace {
+            root: root.into(),
+            cpu: CpuProfile::Default,
+        }
+    }
+
+    /// The same workspace under the CPU profile `cpu`.
+    pub fn with_cpu(mut self, cpu: CpuProfile) -> Workspace {
+        self.cpu = cpu;
+        self
+    }
+
+    /// The CPU profile whose outputs this workspace reads and writes.
+    pub fn cpu(&self) -> CpuProfile {
+        self.cpu
     }
 
     /// Finds the root from `REGRESS_ROOT`, else from `CARGO_MANIFEST_DIR`
-    /// (set by `cargo test` and `cargo run`), else from the current folder.
+    /// (set by `cargo test` and `cargo run`), else from the current folder;
+    /// the CPU profile from `REGRESS_CPU`.
     pub fn discover() -> Result<Workspace> {
+        Ok(Workspace::find_root()?.with_cpu(CpuProfile::from_env()?))
+    }
+
+    fn find_root() -> Result<Workspace> {
         if let Some(root) = std::env::var_os(ENV_ROOT).filter(|root| !root.is_empty()) {
             return Ok(Workspace::new(root));
         }
@@ -50,9 +75,15 @@ impl Workspace {
         self.root.join("baselines")
     }
 
-    /// Generated profiles, annotations and run records (ignored by git).
+    /// Generated profiles, annotations and run records (ignored by git):
+    /// `perf_outputs/` for the default CPU profile, `perf_outputs/cpu-NAME/`
+    /// for another.
     pub fn perf_outputs_dir(&self) -> PathBuf {
-        self.root.join("perf_outputs")
+        let outputs = self.root.join("perf_outputs");
+        match self.cpu.output_folder() {
+            Some(folder) => outputs.join(folder),
+            None => outputs,
+        }
     }
 
     pub fn cargo_lock(&self) -> PathBuf {
@@ -82,5 +113,18 @@ mod tests {
         let found = Workspace::find_from(&deep).expect("root");
         assert_eq!(found.root(), dir.path());
         assert!(Workspace::find_from(Path::new("/")).is_none());
+    }
+
+    #[test]
+    fn each_cpu_profile_has_its_own_outputs() {
+        let workspace = Workspace::new("/p");
+        assert_eq!(workspace.perf_outputs_dir(), Path::new("/p/perf_outputs"));
+        let no_avx = workspace.clone().with_cpu(CpuProfile::NoAvx);
+        assert_eq!(
+            no_avx.perf_outputs_dir(),
+            Path::new("/p/perf_outputs/cpu-no-avx")
+        );
+        // Baselines are shared: entries differ by fingerprint.
+        assert_eq!(no_avx.baselines_dir(), workspace.baselines_dir());
     }
 }

@@ -45,7 +45,7 @@ impl Harness for ConfigBuild {
     type Input = ();
     type Output = Contexts;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         runtime_libraries()
     }
 

@@ -30,7 +30,12 @@ const SSL_CTRL_GET_NEGOTIATED_GROUP: c_int = 134;
 /// `OPENSSL_INIT_NO_LOAD_CONFIG` (crypto.h): do not read `openssl.cnf`.
 pub const OPENSSL_INIT_NO_LOAD_CONFIG: u64 = 0x0000_0080;
 
+/// `OPENSSL_INFO_CPU_SETTINGS` (crypto.h): the capability vector the
+/// library's assembly dispatches on, after `OPENSSL_ia32cap`.
+const OPENSSL_INFO_CPU_SETTINGS: c_int = 1008;
+
 extern "C" {
+    fn OPENSSL_info(kind: c_int) -> *const c_char;
     fn SSL_get_peer_signature_type_nid(s: *const SSL, pnid: *mut c_int) -> c_int;
     fn SSL_get_signature_type_nid(s: *const SSL, pnid: *mut c_int) -> c_int;
     fn SSL_group_to_name(s: *mut SSL, id: c_int) -> *const c_char;
@@ -134,4 +139,20 @@ pub unsafe fn set_session_time(session: &SslSessionRef, time: i64) -> Result<(),
 pub fn session_has_ticket(session: &SslSessionRef) -> bool {
     // SAFETY: a read-only getter on a live session.
     unsafe { SSL_SESSION_has_ticket(session.as_ptr()) == 1 }
+}
+
+/// The CPU settings OpenSSL's assembly dispatches on, as OpenSSL prints
+/// them (`OPENSSL_ia32cap=0x...:0x... env:...`, what `openssl info
+/// -cpusettings` shows); `None` when it has none (a build without
+/// assembly, or not x86).
+pub fn cpu_settings() -> Option<String> {
+    // SAFETY: OPENSSL_info returns a pointer to a static NUL-terminated
+    // string (or null), valid for the life of the process.
+    let text = unsafe { OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS) };
+    if text.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, NUL-terminated, static (above).
+    let text = unsafe { std::ffi::CStr::from_ptr(text) };
+    Some(text.to_string_lossy().into_owned())
 }

@@ -75,7 +75,7 @@ impl Harness for SessionResumption {
     type Input = Pair;
     type Output = Pair;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         runtime_libraries()
     }
 

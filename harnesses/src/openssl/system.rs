@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use regress_measure::HarnessError;
+use regress_measure::{HarnessError, RuntimeLibrary};
 
 use super::{ffi, rng};
 use crate::common::error::ensure;
@@ -36,12 +36,38 @@ pub fn init() -> Result<(), HarnessError> {
     rng::install()
 }
 
-/// The system OpenSSL's version string, for every harness's
+/// The system OpenSSL, for every harness's
 /// [`Harness::runtime_libraries`](regress_measure::Harness::runtime_libraries):
-/// `Cargo.lock` only knows the crate versions, and the counts belong to the
-/// library.
-pub fn runtime_libraries() -> Vec<(String, String)> {
-    vec![("libssl".into(), openssl::version::version().into())]
+/// its version string (`Cargo.lock` only knows the crate versions, and the
+/// counts belong to the library) and the CPU features its assembly
+/// dispatches on. OpenSSL is initialised first, so that reading its
+/// settings is never its first call ([`init`]).
+pub fn runtime_libraries() -> Vec<RuntimeLibrary> {
+    let cpu = init()
+        .ok()
+        .and_then(|()| ffi::cpu_settings())
+        .and_then(|settings| cpu_words(&settings));
+    vec![RuntimeLibrary {
+        name: "libssl".into(),
+        version: openssl::version::version().into(),
+        cpu,
+    }]
+}
+
+/// The CPUID words in OpenSSL's settings
+/// (`OPENSSL_ia32cap=0x<words 1,0>:0x<words 3,2> ...`), in
+/// [`regress_measure::cpu::ids`]'s order: leaf 1's ECX and EDX, leaf 7's
+/// EBX and ECX. OpenSSL keeps leaf 1's EDX in its word 0 and ECX in word
+/// 1, leaf 7's EBX in word 2 and ECX in word 3.
+fn cpu_words(settings: &str) -> Option<[u32; 4]> {
+    let vector = settings.strip_prefix("OPENSSL_ia32cap=")?;
+    let vector = vector.split_whitespace().next()?;
+    let (first, second) = vector.split_once(':')?;
+    let parse = |text: &str| u64::from_str_radix(text.strip_prefix("0x")?, 16).ok();
+    let (first, second) = (parse(first)?, parse(second)?);
+    let low = |value: u64| value as u32;
+    let high = |value: u64| (value >> 32) as u32;
+    Some([high(first), low(first), low(second), high(second)])
 }
 
 #[cfg(test)]
@@ -52,7 +78,28 @@ mod tests {
     fn runtime_library_is_the_system_openssl() {
         let libraries = runtime_libraries();
         assert_eq!(libraries.len(), 1);
-        assert_eq!(libraries[0].0, "libssl");
-        assert!(libraries[0].1.starts_with("OpenSSL 3."), "{libraries:?}");
+        assert_eq!(libraries[0].name, "libssl");
+        assert!(
+            libraries[0].version.starts_with("OpenSSL 3."),
+            "{libraries:?}"
+        );
+        // x86_64 builds of OpenSSL have assembly, and say what it sees.
+        #[cfg(target_arch = "x86_64")]
+        {
+            let cpu = libraries[0].cpu.expect("OpenSSL's CPU settings");
+            let sse2 = 1 << 26;
+            assert_ne!(cpu[1] & sse2, 0, "every x86_64 CPU has SSE2: {cpu:x?}");
+        }
+    }
+
+    /// OpenSSL's words land in `cpu::ids` order; the `env:` tail is not
+    /// part of the vector.
+    #[test]
+    fn settings_are_read_into_cpuid_order() {
+        let words = cpu_words("OPENSSL_ia32cap=0xfdfa3201078bffff:0x405fc6f1bf07ab env:~0x2:~0x0");
+        assert_eq!(words, Some([0xfdfa3201, 0x078bffff, 0xf1bf07ab, 0x405fc6]));
+        assert_eq!(cpu_words("OPENSSL_ia32cap=0x1"), None);
+        assert_eq!(cpu_words("something else"), None);
+        assert_eq!(cpu_words("OPENSSL_ia32cap=0xzz:0x0"), None);
     }
 }

@@ -116,7 +116,7 @@ impl Tls for OpenSsl {
 
     /// The system library's version string: `Cargo.lock` only knows the
     /// crate versions, and the counts belong to the library.
-    fn runtime_libraries() -> Vec<(String, String)> {
+    fn runtime_libraries() -> Vec<regress_measure::RuntimeLibrary> {
         system::runtime_libraries()
     }
 }

@@ -69,7 +69,7 @@ impl Harness for X509ParseChain {
     type Input = ();
     type Output = ParsedChain;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         runtime_libraries()
     }
 
@@ -217,7 +217,7 @@ impl Harness for X509VerifyChain {
     type Input = VerifyInput;
     type Output = VerifyOutcome;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         runtime_libraries()
     }
 

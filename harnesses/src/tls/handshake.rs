@@ -58,7 +58,7 @@ impl<L: Tls> Harness for FullHandshake<L> {
     type Input = L::Fresh;
     type Output = L::Pair;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         L::runtime_libraries()
     }
 

@@ -96,7 +96,7 @@ pub trait Tls: 'static {
 
     /// Run-time library versions for the fingerprint
     /// ([`regress_measure::Harness::runtime_libraries`]).
-    fn runtime_libraries() -> Vec<(String, String)> {
+    fn runtime_libraries() -> Vec<regress_measure::RuntimeLibrary> {
         Vec::new()
     }
 }

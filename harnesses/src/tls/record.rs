@@ -83,7 +83,7 @@ impl<L: Tls> Harness for Records<L> {
         Some(RECORD_BYTES as u64)
     }
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         L::runtime_libraries()
     }
 

@@ -22,6 +22,7 @@ use crate::format::{count, signed, signed_percent};
 use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
 use crate::judge::Threshold;
+use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::dhat::Sites;
 use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
@@ -134,6 +135,9 @@ pub(super) fn measure_and_compare(
         head: plan.head.clone(),
         valgrind: valgrind.version.to_string(),
         method: valgrind.method,
+        cpu_profile: sides
+            .first()
+            .map_or(CpuProfile::Default, |side| side.runner.workspace.cpu()),
         shards: plan.shard.into_iter().collect(),
         harnesses: diffs,
         problems: Vec::new(),

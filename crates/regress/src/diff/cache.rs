@@ -8,7 +8,8 @@
 //! (`regress noise`: spread 0 on every harness). So a side's measurements
 //! are kept under a key made of the program's bytes (which hold the library
 //! revision, the harnesses, the compilers and the lock's versions), the
-//! Valgrind program, its version and its method, and reused whole (record,
+//! Valgrind program, its version and its method, and the CPU profile, and
+//! reused whole (record,
 //! raw profile and annotated text) when the key is the same.
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::DiffError;
 use crate::harness_name::HarnessName;
+use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::valgrind::Valgrind;
 use crate::Measurement;
 
@@ -30,8 +32,14 @@ pub struct MeasurementCache {
 }
 
 impl MeasurementCache {
-    /// The cache of `program` measured with `valgrind`, under `root`.
-    pub fn new(root: &Path, program: &Path, valgrind: &Valgrind) -> Result<Self, DiffError> {
+    /// The cache of `program` measured with `valgrind` under the CPU
+    /// profile `cpu`, under `root`.
+    pub fn new(
+        root: &Path,
+        program: &Path,
+        valgrind: &Valgrind,
+        cpu: CpuProfile,
+    ) -> Result<Self, DiffError> {
         let mut hash = Sha256::new();
         let mut file = std::fs::File::open(program)
             .map_err(|source| DiffError::io("read", program, source))?;
@@ -41,6 +49,7 @@ impl MeasurementCache {
             valgrind.program.to_string_lossy().as_bytes(),
             valgrind.version.to_string().as_bytes(),
             valgrind.method.to_string().as_bytes(),
+            cpu.name().as_bytes(),
         ] {
             hash.update((part.len() as u64).to_le_bytes());
             hash.update(part);
@@ -111,19 +120,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_key_follows_the_program_and_the_valgrind() {
+    fn the_key_follows_the_program_the_valgrind_and_the_cpu_profile() {
         let dir = tempfile::tempdir().expect("tempdir");
         let program = dir.path().join("harnesses");
         std::fs::write(&program, b"program one").expect("write");
         let valgrind = crate::fixtures::valgrind("3.19.0");
-        let one = MeasurementCache::new(dir.path(), &program, &valgrind).expect("key");
-        let again = MeasurementCache::new(dir.path(), &program, &valgrind).expect("key");
+        let one = MeasurementCache::new(dir.path(), &program, &valgrind, CpuProfile::Default)
+            .expect("key");
+        let again = MeasurementCache::new(dir.path(), &program, &valgrind, CpuProfile::Default)
+            .expect("key");
         assert_eq!(one.dir, again.dir);
         let other = crate::fixtures::valgrind("3.24.0");
-        let by_valgrind = MeasurementCache::new(dir.path(), &program, &other).expect("key");
+        let by_valgrind =
+            MeasurementCache::new(dir.path(), &program, &other, CpuProfile::Default).expect("key");
         assert_ne!(one.dir, by_valgrind.dir);
+        let by_cpu =
+            MeasurementCache::new(dir.path(), &program, &valgrind, CpuProfile::NoAvx).expect("key");
+        assert_ne!(one.dir, by_cpu.dir);
         std::fs::write(&program, b"program two").expect("write");
-        let by_program = MeasurementCache::new(dir.path(), &program, &valgrind).expect("key");
+        let by_program =
+            MeasurementCache::new(dir.path(), &program, &valgrind, CpuProfile::Default)
+                .expect("key");
         assert_ne!(one.dir, by_program.dir);
     }
 

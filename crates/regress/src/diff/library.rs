@@ -357,9 +357,18 @@ impl LibraryPlan {
             elapsed: started.elapsed(),
             harnesses: names.len(),
         }));
-        let runner = Runner::new(Workspace::new(scratch.root()), valgrind.clone(), timeout)?
-            .with_output_dir(outputs.join(side.name()));
-        let cache = MeasurementCache::new(&dirs.state().join("measured"), &copy, valgrind)?;
+        let runner = Runner::new(
+            Workspace::new(scratch.root()).with_cpu(self.workspace.cpu()),
+            valgrind.clone(),
+            timeout,
+        )?
+        .with_output_dir(outputs.join(side.name()));
+        let cache = MeasurementCache::new(
+            &dirs.state().join("measured"),
+            &copy,
+            valgrind,
+            self.workspace.cpu(),
+        )?;
         Ok(SideBuild {
             side,
             baselines: self.workspace.baselines_dir(),

@@ -184,8 +184,12 @@ impl Plan {
             });
             // Every output of the runner, records included, goes to this
             // diff's own folder: the commit's checkout is never written to.
-            let runner = Runner::new(Workspace::new(worktree.path()), valgrind.clone(), timeout)?
-                .with_output_dir(outputs.join(side.name()));
+            let runner = Runner::new(
+                Workspace::new(worktree.path()).with_cpu(self.workspace.cpu()),
+                valgrind.clone(),
+                timeout,
+            )?
+            .with_output_dir(outputs.join(side.name()));
             sides.push(SideBuild {
                 side,
                 baselines: worktree.path().join("baselines"),

@@ -99,8 +99,10 @@ pub fn text(report: &DiffReport) -> String {
     };
     let _ = writeln!(
         out,
-        "Valgrind {} ({} method){shards}\n",
-        report.valgrind, report.method
+        "Valgrind {} ({} method){}{shards}\n",
+        report.valgrind,
+        report.method,
+        cpu_profile(report)
     );
     if let Some(sources) = &report.sources {
         let _ = writeln!(out, "{}", sources.text());
@@ -252,7 +254,7 @@ pub fn markdown(report: &DiffReport) -> String {
     };
     let _ = writeln!(
         out,
-        "Head {} ({}) against base {} ({}), measured with Valgrind {} ({}{shards}). {}. \
+        "Head {} ({}) against base {} ({}), measured with Valgrind {} ({}{}{shards}). {}. \
          A change counts when it is larger than the harness's threshold (by default the \
          larger of 0.05% and 1,000 instructions).\n",
         code(&report.head.reference),
@@ -261,6 +263,7 @@ pub fn markdown(report: &DiffReport) -> String {
         code(report.base.short()),
         code(&report.valgrind),
         report.method,
+        cpu_profile(report),
         tally(report),
     );
     if let Some(sources) = &report.sources {
@@ -395,6 +398,16 @@ fn details(harness: &HarnessDiff) -> String {
 }
 
 pub use super::bmf::bmf;
+
+/// `, CPU profile no-avx` for a diff under a profile other than the
+/// default; nothing for the default.
+fn cpu_profile(report: &DiffReport) -> String {
+    if report.cpu_profile.is_default() {
+        String::new()
+    } else {
+        format!(", CPU profile {}", report.cpu_profile)
+    }
+}
 
 #[cfg(test)]
 mod tests {

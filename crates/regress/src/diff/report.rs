@@ -19,6 +19,7 @@ use super::sources::Sources;
 use super::untrusted;
 use super::Outcome;
 use crate::limits;
+use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::valgrind::Method;
 
 /// The report format's version (2: each harness's `figures`,
@@ -59,6 +60,10 @@ pub struct DiffReport {
     /// The Valgrind version both sides were measured with.
     pub valgrind: String,
     pub method: Method,
+    /// The CPU features hidden from the TLS libraries on both sides
+    /// (absent: the default profile).
+    #[serde(default, skip_serializing_if = "CpuProfile::is_default")]
+    pub cpu_profile: CpuProfile,
     /// The shards this report covers; empty when it covers every harness.
     pub shards: Vec<Shard>,
     /// The harnesses, in reading order (see [`compare::sort`]).
@@ -167,6 +172,11 @@ impl DiffReport {
                 &merged.method.to_string(),
                 &report.method.to_string(),
             )?;
+            same(
+                "CPU profile",
+                &merged.cpu_profile.to_string(),
+                &report.cpu_profile.to_string(),
+            )?;
             whole |= report.shards.is_empty();
             counts.extend(report.shards.iter().map(|s| s.count()));
             for shard in &report.shards {
@@ -244,6 +254,7 @@ pub(crate) mod tests {
             },
             valgrind: "3.22.0".into(),
             method: Method::Markers,
+            cpu_profile: CpuProfile::Default,
             shards,
             harnesses,
             problems: Vec::new(),

@@ -10,7 +10,8 @@
 //! - the environment is cleared and rebuilt from fixed values (a stray
 //!   `SSL_CERT_FILE` alone made s2n-tls load system certificates);
 //! - `OPENSSL_ia32cap` hides RDRAND, which Valgrind passes through to the
-//!   real CPU, from aws-lc and OpenSSL;
+//!   real CPU, from aws-lc and OpenSSL, and whatever else the CPU profile
+//!   hides ([`CpuProfile`]);
 //! - address-space randomization is off for the child (`setarch -R`);
 //! - `GLIBC_TUNABLES` keeps `memcpy` off `rep movsb`, which Valgrind counts
 //!   per byte (see [`GLIBC_TUNABLES`]);
@@ -31,6 +32,9 @@ use regress_measure::parts::Plan;
 
 use crate::error::{Error, Result};
 use crate::limits;
+#[cfg(doc)]
+use crate::measure::cpu_profile::native_only;
+use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::valgrind::Valgrind;
 use crate::process::{Ended, Role, Supervised};
 
@@ -40,10 +44,6 @@ pub const ENV_TIMEOUT: &str = "REGRESS_TIMEOUT_SECS";
 /// The default limit: the slowest harness takes a few seconds under
 /// Valgrind; ten minutes means "hung", not "slow".
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// Hides RDRAND (bit 62 of the second word) from aws-lc and OpenSSL: Valgrind
-/// executes it on the real CPU, so it returns real randomness.
-pub const OPENSSL_IA32CAP: &str = "~0x4000000000000000";
 
 /// Keeps glibc's `memcpy`/`memset` from using `rep movsb`/`rep stosb`.
 ///
@@ -72,19 +72,6 @@ pub const GLIBC_TUNABLES: &str =
 /// It costs no time (measured: no slower on either Valgrind).
 pub const NO_CHASING: &str = "--vex-guest-chase=no";
 
-/// `OPENSSL_ia32cap` for a native child that must see the CPU a Valgrind
-/// child saw (`valgrind`, its CPUID words, [`regress_measure::cpu::ids`]):
-/// RDRAND hidden as always, and every bit of leaves 1 and 7 the host has
-/// and Valgrind's CPU does not. OpenSSL and aws-lc read it alike: the first
-/// value masks their words 0 and 1 (leaf 1's EDX and ECX), the second their
-/// words 2 and 3 (leaf 7's EBX and ECX), `~` meaning "all but".
-pub fn native_ia32cap(valgrind: [u32; 4], native: [u32; 4]) -> String {
-    let hide = |index: usize| native[index] & !valgrind[index];
-    let [ecx1, edx1, ebx7, ecx7] = [hide(0), hide(1), hide(2), hide(3)];
-    let rdrand = 1u32 << 30;
-    format!("~0x{:08x}{edx1:08x}:~0x{ecx7:08x}{ebx7:08x}", ecx1 | rdrand)
-}
-
 /// `native` (the default) or `none`: how heap children run.
 pub const ENV_HEAP_CHILD: &str = "REGRESS_HEAP_CHILD";
 
@@ -103,13 +90,14 @@ pub fn heap_child_under_none(choice: Option<&str>) -> Result<bool> {
     }
 }
 
-/// The environment every child gets, and nothing else.
-pub fn child_environment() -> Vec<(&'static str, String)> {
+/// The environment every child of CPU profile `cpu` gets, and nothing
+/// else.
+pub fn child_environment(cpu: CpuProfile) -> Vec<(&'static str, String)> {
     let mut env = vec![
         ("PATH", "/usr/bin:/bin".to_owned()),
         ("HOME", "/nonexistent".to_owned()),
         ("LC_ALL", "C".to_owned()),
-        ("OPENSSL_ia32cap", OPENSSL_IA32CAP.to_owned()),
+        ("OPENSSL_ia32cap", cpu.ia32cap([0; 4])),
         ("GLIBC_TUNABLES", GLIBC_TUNABLES.to_owned()),
     ];
     // A Valgrind unpacked outside its install prefix needs to find its tools;
@@ -164,7 +152,7 @@ pub enum Tool<'a> {
     /// Natively, with the heap hooks (`hooks`, a shared library)
     /// preloaded and `ia32cap` as `OPENSSL_ia32cap`: the CPU features the
     /// host has and Valgrind's CPU does not, hidden from aws-lc and OpenSSL
-    /// ([`native_ia32cap`]). They must take the paths they take under
+    /// with the profile's ([`CpuProfile::ia32cap`], [`native_only`]). They must take the paths they take under
     /// Valgrind: with nothing hidden, aws-lc's RSA-4096 code allocated
     /// 6,608 bytes more per handshake natively (it uses AVX-512, which
     /// Valgrind hides); with the features hidden, every figure of every
@@ -207,6 +195,8 @@ pub struct ChildSpec<'a> {
     /// What the boundaries of the last run do.
     pub plan: Plan,
     pub tool: Tool<'a>,
+    /// The CPU features hidden from the TLS libraries.
+    pub cpu: CpuProfile,
     /// A folder of this measurement's own, where every file of the child goes.
     pub scratch: &'a Path,
     pub timeout: Duration,
@@ -284,7 +274,7 @@ impl ChildSpec<'_> {
         command
             .current_dir(self.scratch)
             .env_clear()
-            .envs(child_environment());
+            .envs(child_environment(self.cpu));
         if let Tool::Heap { hooks, ia32cap, .. } = self.tool {
             command
                 .env("LD_PRELOAD", hooks)
@@ -479,16 +469,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn child_environment_is_fixed_and_hides_rdrand() {
-        let env = child_environment();
-        let get = |name: &str| {
-            env.iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, v)| v.clone())
-        };
-        assert_eq!(get("OPENSSL_ia32cap").as_deref(), Some(OPENSSL_IA32CAP));
-        assert_eq!(get("PATH").as_deref(), Some("/usr/bin:/bin"));
-        assert!(get("SSL_CERT_FILE").is_none());
+    fn child_environment_is_fixed_and_hides_rdrand_and_the_profile() {
+        for cpu in CpuProfile::ALL {
+            let env = child_environment(cpu);
+            let get = |name: &str| {
+                env.iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, v)| v.clone())
+            };
+            assert_eq!(get("OPENSSL_ia32cap"), Some(cpu.ia32cap([0; 4])));
+            assert_eq!(get("PATH").as_deref(), Some("/usr/bin:/bin"));
+            assert!(get("SSL_CERT_FILE").is_none());
+        }
     }
 
     #[test]
@@ -498,24 +490,6 @@ mod tests {
         assert_eq!(heap_child_under_none(Some(" none ")).ok(), Some(true));
         let error = heap_child_under_none(Some("dhat")).unwrap_err().to_string();
         assert!(error.contains("`native` or `none`"), "{error}");
-    }
-
-    #[test]
-    fn a_native_child_hides_what_valgrind_hides_and_rdrand() {
-        let valgrind = [0x0000_0001, 0x0000_0010, 0x0000_0100, 0];
-        let native = [0x4000_0003, 0x0000_0030, 0x0001_0100, 0x0000_0200];
-        assert_eq!(
-            native_ia32cap(valgrind, native),
-            "~0x4000000200000020:~0x0000020000010000"
-        );
-        // Nothing to hide but RDRAND: the mask every Valgrind child has.
-        let same = native_ia32cap(native, native);
-        assert!(same.starts_with("~0x4000000000000000:"), "{same}");
-        assert_eq!(
-            format!("~0x{:016x}", 1u64 << 62),
-            OPENSSL_IA32CAP,
-            "the RDRAND bit is the one the Valgrind children hide"
-        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::valgrind::{Method, Valgrind};
 
 /// Crates whose versions change what the harnesses execute.
@@ -31,6 +32,11 @@ pub struct Fingerprint {
     pub valgrind: String,
     /// How the region was separated from the process.
     pub method: Method,
+    /// The CPU features hidden from the TLS libraries. Absent in entries
+    /// of the default profile (and in every entry blessed before profiles
+    /// existed, which were all measured under it).
+    #[serde(default, skip_serializing_if = "CpuProfile::is_default")]
+    pub cpu_profile: CpuProfile,
     /// `rustc --version` of the build.
     pub rustc: String,
     /// The target triple of the build.
@@ -82,6 +88,7 @@ impl Fingerprint {
         Fingerprint {
             valgrind: valgrind.version.to_string(),
             method: valgrind.method,
+            cpu_profile: CpuProfile::Default,
             rustc: env!("REGRESS_RUSTC_VERSION").to_owned(),
             target: env!("REGRESS_TARGET").to_owned(),
             cpu_features,
@@ -137,6 +144,11 @@ impl Fingerprint {
         };
         field("valgrind", self.valgrind.clone(), other.valgrind.clone());
         field("method", self.method.to_string(), other.method.to_string());
+        field(
+            "cpu profile",
+            self.cpu_profile.to_string(),
+            other.cpu_profile.to_string(),
+        );
         field("rustc", self.rustc.clone(), other.rustc.clone());
         field("target", self.target.clone(), other.target.clone());
         if self.cpu_features != other.cpu_features {
@@ -292,6 +304,7 @@ mod tests {
         let mut other = sample();
         other.valgrind = "3.24.0".into();
         other.method = Method::Markers;
+        other.cpu_profile = CpuProfile::NoAesni;
         other.cpu_features = vec!["aes".into(), "avx512f".into()];
         other.libraries.insert("s2n-tls".into(), "0.3.48".into());
         let diffs = base.differences(&other).join("\n");
@@ -300,6 +313,10 @@ mod tests {
             "{diffs}"
         );
         assert!(diffs.contains("method: markers here"), "{diffs}");
+        assert!(
+            diffs.contains("cpu profile: no-aesni here, default in the baseline"),
+            "{diffs}"
+        );
         assert!(diffs.contains("lacks [avx2] and adds [avx512f]"), "{diffs}");
         assert!(diffs.contains("s2n-tls: 0.3.48 here"), "{diffs}");
     }

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -50,6 +52,11 @@ pub struct Measurement {
     /// before them.
     #[serde(default, skip_serializing_if = "Metrics::is_empty")]
     pub metrics: Metrics,
+    /// The CPUID words each run-time library said it dispatched on (leaf 1
+    /// ECX, EDX, leaf 7 EBX, ECX; OpenSSL's after `OPENSSL_ia32cap`): the
+    /// evidence that the CPU profile reached it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub library_cpu: BTreeMap<String, [u32; 4]>,
     /// The annotated profile of the region, relative to the workspace root.
     pub annotated: PathBuf,
     /// The raw Cachegrind profile of the region, relative to the root.
@@ -69,6 +76,8 @@ pub enum RecordProblem {
     Fingerprint(FingerprintProblem),
     #[error("{0}")]
     Metrics(String),
+    #[error("`library_cpu` has more than 16 libraries or a name that is not short and printable")]
+    LibraryCpu,
 }
 
 /// Checks the metrics of a run of `instructions`: every value a count, and
@@ -209,6 +218,13 @@ impl Measurement {
             }
         }
         validate_metrics(&self.metrics, self.instructions).map_err(RecordProblem::Metrics)?;
+        if self.library_cpu.len() > 16
+            || self.library_cpu.keys().any(|name| {
+                name.is_empty() || name.len() > 64 || name.chars().any(char::is_control)
+            })
+        {
+            return Err(RecordProblem::LibraryCpu);
+        }
         self.fingerprint
             .validate()
             .map_err(RecordProblem::Fingerprint)

@@ -24,6 +24,7 @@ pub mod annotate;
 pub mod cachegrind;
 pub mod callgrind_out;
 pub mod costs;
+pub mod cpu_profile;
 pub mod dhat;
 pub mod fingerprint;
 pub mod header;

@@ -20,6 +20,7 @@ use crate::limits;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec, Tool};
 use crate::measure::callgrind_out;
+use crate::measure::cpu_profile;
 use crate::measure::dhat::{self, Sites};
 use crate::measure::fingerprint::Fingerprint;
 use crate::measure::header::header;
@@ -167,6 +168,7 @@ impl Runner {
                 }
             },
             tool: Tool::Cachegrind,
+            cpu: self.workspace.cpu(),
             scratch,
             timeout: self.timeout,
         }
@@ -214,10 +216,11 @@ impl Runner {
         valgrind_cpuid: Option<[u32; 4]>,
     ) -> Result<HeapReport> {
         let hooks = self.hooks()?;
-        let ia32cap = match (valgrind_cpuid, regress_measure::cpu::ids()) {
-            (Some(valgrind), Some(native)) => cachegrind::native_ia32cap(valgrind, native),
-            _ => cachegrind::OPENSSL_IA32CAP.to_owned(),
+        let native_only = match (valgrind_cpuid, regress_measure::cpu::ids()) {
+            (Some(valgrind), Some(native)) => cpu_profile::native_only(valgrind, native),
+            _ => [0; 4],
         };
+        let ia32cap = self.workspace.cpu().ia32cap(native_only);
         let child = ChildSpec {
             plan: Plan::Nothing,
             tool: Tool::Heap {
@@ -327,6 +330,35 @@ impl Runner {
         Ok((region, total, last))
     }
 
+    /// Fails the measurement when its CPU profile did not reach a library
+    /// ([`CpuProfile::check`](crate::measure::cpu_profile::CpuProfile::check)):
+    /// by what the libraries say they hold (`library_cpu`, from the child)
+    /// and by the functions of the counted run (`region_profile`).
+    fn check_cpu_profile(
+        &self,
+        harness: &HarnessName,
+        region_profile: &Path,
+        library_cpu: &BTreeMap<String, [u32; 4]>,
+    ) -> Result<()> {
+        let cpu = self.workspace.cpu();
+        if cpu.is_default() {
+            return Ok(());
+        }
+        let profile = read_profile(region_profile)?;
+        let functions = profile
+            .functions
+            .iter()
+            .filter(|function| function.instructions != 0)
+            .map(|function| (function.file.as_str(), function.function.as_str()));
+        cpu.check(functions, library_cpu)
+            .map_err(|not| Error::CpuProfileNotApplied {
+                harness: harness.to_string(),
+                profile: not.profile.to_string(),
+                library: not.library,
+                evidence: not.evidence,
+            })
+    }
+
     fn measure_in(
         &self,
         harness: &HarnessName,
@@ -381,6 +413,7 @@ impl Runner {
                 raw: instructions,
             });
         }
+        self.check_cpu_profile(harness, &region_profile, &last.report.library_cpu)?;
 
         // A program from before the protocol of parts and heap children
         // (the base of a diff, say) gives the count alone.
@@ -413,6 +446,7 @@ impl Runner {
             toolchain,
         );
         fingerprint.method = method;
+        fingerprint.cpu_profile = self.workspace.cpu();
         self.write_outputs(
             Outcome {
                 harness,
@@ -422,6 +456,7 @@ impl Runner {
                 fingerprint,
                 sides: last.report.sides,
                 metrics: metrics::collect(parts.as_ref(), heap.as_ref()),
+                library_cpu: last.report.library_cpu.clone(),
             },
             &annotation_text,
             &region_profile,
@@ -450,6 +485,7 @@ impl Runner {
             fingerprint: outcome.fingerprint,
             sides: outcome.sides,
             metrics: outcome.metrics,
+            library_cpu: outcome.library_cpu,
             annotated: relative(&self.workspace, &annotated_path),
             profile: relative(&self.workspace, &profile_path),
         };
@@ -482,6 +518,7 @@ struct Outcome<'a> {
     fingerprint: Fingerprint,
     sides: bool,
     metrics: Metrics,
+    library_cpu: BTreeMap<String, [u32; 4]>,
 }
 
 fn read_profile(path: &Path) -> Result<cachegrind_out::Profile> {
@@ -557,6 +594,7 @@ mod tests {
                     fingerprint: crate::fixtures::fingerprint("3.24.0"),
                     sides: false,
                     metrics: Metrics::new(),
+                    library_cpu: BTreeMap::new(),
                 },
                 "annotated\n",
                 &profile,

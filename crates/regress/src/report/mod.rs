@@ -5,6 +5,7 @@
 //! README's generated tables ([`readme`]) and the HTML page ([`html`]).
 
 pub mod compare;
+pub mod cpu_matrix;
 pub mod events;
 pub mod html;
 pub mod markdown;

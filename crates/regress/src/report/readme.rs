@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::compare::{Comparison, Count};
+use super::cpu_matrix::CpuMatrix;
 use super::Table;
 use crate::format::{count, signed};
 use crate::judge::baseline::{BaselineEntry, BaselineError, BaselineFile};
@@ -28,7 +29,24 @@ use crate::measure::valgrind::{Method, Version};
 pub const COMMAND: &str = "cargo run -p regress -- readme";
 
 /// The sections, by marker name.
-pub const SECTIONS: &[&str] = &["library-comparison", "aead-per-call", "method-agreement"];
+pub const SECTIONS: &[&str] = &[
+    "library-comparison",
+    "aead-per-call",
+    "method-agreement",
+    "cpu-profiles",
+];
+
+/// The paths of the CPU profile table: the handshakes, the 16 KiB records
+/// and the largest AEAD call, where the profiles move counts most.
+const CPU_PROFILE_PATHS: &[&str] = &[
+    "handshake_rsa4096",
+    "handshake_ecdsa_p256",
+    "handshake_tls12_rsa4096",
+    "record_aes128gcm_16k",
+    "record_chacha20poly1305_16k",
+    "record_tls12_chacha20poly1305_16k",
+    "aead_aes128gcm_seal_16384",
+];
 
 /// The AEAD ciphers and message sizes of the per-call table, as harness
 /// names spell them.
@@ -76,10 +94,9 @@ impl From<crate::Error> for ReadmeError {
 /// `file`'s entry of `method` with the newest (`newest`) or the oldest
 /// Valgrind version.
 fn entry(file: &BaselineFile, method: Method, newest: bool) -> Option<&BaselineEntry> {
-    let of_method = file
-        .entries
-        .iter()
-        .filter(|entry| entry.fingerprint.method == method);
+    let of_method = file.entries.iter().filter(|entry| {
+        entry.fingerprint.method == method && entry.fingerprint.cpu_profile.is_default()
+    });
     let version = |entry: &&BaselineEntry| Version::parse(&entry.fingerprint.valgrind);
     if newest {
         of_method.max_by_key(version)
@@ -185,7 +202,24 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
             "method-agreement".to_owned(),
             method_agreement(&older, &markers),
         ),
+        ("cpu-profiles".to_owned(), cpu_profiles(files)),
     ])
+}
+
+/// The paths of [`CPU_PROFILE_PATHS`] under every CPU profile, from the
+/// newest Valgrind that has them all.
+fn cpu_profiles(files: &[BaselineFile]) -> String {
+    let matrix = CpuMatrix::from_baselines(files);
+    if matrix.profiles.len() < 2 {
+        return "No baseline has entries of a CPU profile other than the default.\n".to_owned();
+    }
+    let mut text = matrix.table(Some(CPU_PROFILE_PATHS)).to_markdown();
+    let _ = writeln!(
+        text,
+        "\nInstructions of one run ({}).",
+        matrix.measured_with.join("; ")
+    );
+    text
 }
 
 /// Instructions per call (and per byte) of the aws-lc-rs AEAD paths, by

@@ -91,9 +91,19 @@ pub fn runner(
     timeout: std::time::Duration,
     outputs: &Path,
 ) -> Result<(Runner, MeasurementCache), RevisionError> {
-    let runner = Runner::new(Workspace::new(&program.dir), valgrind.clone(), timeout)?
-        .with_output_dir(outputs);
-    let cache = MeasurementCache::new(&measured_dir(workspace.root()), &program.program, valgrind)?;
+    let cpu = workspace.cpu();
+    let runner = Runner::new(
+        Workspace::new(&program.dir).with_cpu(cpu),
+        valgrind.clone(),
+        timeout,
+    )?
+    .with_output_dir(outputs);
+    let cache = MeasurementCache::new(
+        &measured_dir(workspace.root()),
+        &program.program,
+        valgrind,
+        cpu,
+    )?;
     Ok((runner, cache))
 }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use regress::diff::shard::Shard;
+use regress::measure::cpu_profile::CpuProfile;
 
 #[derive(Parser)]
 #[command(
@@ -19,6 +20,13 @@ pub struct Cli {
     /// Parallel Valgrind processes (default: the number of cores).
     #[arg(long, short = 'j', global = true)]
     pub jobs: Option<usize>,
+
+    /// The CPU profile: features hidden from aws-lc and OpenSSL, one of
+    /// default, no-avx, no-aesni, baseline (default: $REGRESS_CPU, else
+    /// default). `all`: each in turn (run, bless, noise) or side by side
+    /// (compare).
+    #[arg(long, global = true, value_name = "PROFILE", value_parser = cpu_choice)]
+    pub cpu: Option<CpuChoice>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -73,6 +81,22 @@ pub struct Filters {
     /// is exactly a harness name selects only it.
     #[arg(long = "harness", value_name = "NAME", value_parser = filter)]
     pub harnesses: Vec<String>,
+}
+
+/// What `--cpu` names: one profile, or all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuChoice {
+    One(CpuProfile),
+    All,
+}
+
+fn cpu_choice(text: &str) -> Result<CpuChoice, String> {
+    if text.trim() == "all" {
+        return Ok(CpuChoice::All);
+    }
+    CpuProfile::parse(text)
+        .map(CpuChoice::One)
+        .map_err(|error| error.to_string())
 }
 
 /// A `--harness` filter: an empty one would silently select every harness.

@@ -20,7 +20,7 @@ use clap::Parser;
 use regress::report::Reporter;
 use regress::workspace::Workspace;
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, CpuChoice};
 use commands::{Context, Outcome};
 
 fn main() -> ExitCode {
@@ -60,13 +60,33 @@ fn prepare_signals(reporter: &Reporter) {
 }
 
 fn run(cli: Cli, reporter: &Reporter) -> anyhow::Result<Outcome> {
+    let workspace = Workspace::discover()?;
+    let (workspace, every_cpu) = match cli.cpu {
+        Some(CpuChoice::One(cpu)) => (workspace.with_cpu(cpu), false),
+        Some(CpuChoice::All) => (workspace, true),
+        None => (workspace, false),
+    };
     let context = Context {
-        workspace: Workspace::discover()?,
+        workspace,
         valgrind: cli.valgrind,
         jobs: cli.jobs,
         reporter,
     };
     match cli.command {
+        Command::Run(filters) if every_cpu => {
+            context.each_cpu(|context| commands::run::run(context, &filters))
+        }
+        Command::Bless(filters) if every_cpu => {
+            context.each_cpu(|context| commands::bless::bless(context, &filters))
+        }
+        Command::Noise(args) if every_cpu => {
+            context.each_cpu(|context| commands::noise::noise(context, &args))
+        }
+        Command::Compare(args) if every_cpu => commands::compare::cpu_matrix(&context, &args),
+        _ if every_cpu => anyhow::bail!(
+            "`--cpu all` applies to run, bless, noise and compare; name one profile ({})",
+            regress::measure::cpu_profile::CpuProfile::names()
+        ),
         Command::Run(filters) => commands::run::run(&context, &filters),
         Command::Bless(filters) => commands::bless::bless(&context, &filters),
         Command::Noise(args) => commands::noise::noise(&context, &args),

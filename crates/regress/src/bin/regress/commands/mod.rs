@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use regress::measure::cachegrind;
+use regress::measure::cpu_profile::CpuProfile;
 use regress::measure::scratch::{sweep_stale, ScratchDir};
 use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
@@ -25,8 +26,9 @@ use regress::report::Reporter;
 use regress::workspace::Workspace;
 use regress::{discover, Runner};
 
-/// How a command ended; `main` turns it into the exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a command ended; `main` turns it into the exit code. Ordered from
+/// best to worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
     /// Done, nothing to complain about (exit 0).
     Clean,
@@ -68,6 +70,33 @@ impl Context<'_> {
 
     pub fn workers(&self) -> usize {
         regress::parallel::workers(self.jobs)
+    }
+
+    /// Runs `command` under every CPU profile in turn, each announced, and
+    /// ends as the worst of them ended. An error stops the sequence.
+    pub fn each_cpu(
+        &self,
+        mut command: impl FnMut(&Context) -> anyhow::Result<Outcome>,
+    ) -> anyhow::Result<Outcome> {
+        let mut worst = Outcome::Clean;
+        for cpu in CpuProfile::ALL {
+            self.reporter.note(&format!(
+                "== CPU profile {cpu}: {} ({})",
+                cpu.summary(),
+                self.workspace
+                    .display_path(&self.workspace.clone().with_cpu(cpu).perf_outputs_dir())
+            ));
+            let context = Context {
+                workspace: self.workspace.clone().with_cpu(cpu),
+                valgrind: self.valgrind.clone(),
+                jobs: self.jobs,
+                reporter: self.reporter,
+            };
+            let outcome = command(&context)?;
+            interrupted()?;
+            worst = worst.max(outcome);
+        }
+        Ok(worst)
     }
 }
 
