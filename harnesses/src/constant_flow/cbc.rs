@@ -291,7 +291,7 @@ impl Harness for CbcRecord {
     /// the read returned.
     type Output = (Pair, Result<Vec<u8>, ::openssl::ssl::Error>);
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         system::runtime_libraries()
     }
 

@@ -130,7 +130,7 @@ impl<L: ServerIdentity> Harness for ServerHello<L> {
     type Input = L::Fresh;
     type Output = L::Pair;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         L::runtime_libraries()
     }
 

@@ -99,7 +99,7 @@ impl Harness for AeadOpen {
         OPENS_PER_RUN as u64
     }
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         system::runtime_libraries()
     }
 
@@ -188,7 +188,7 @@ impl Harness for EcdsaSign {
     type Input = ();
     type Output = EcdsaSig;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         system::runtime_libraries()
     }
 
@@ -239,7 +239,7 @@ impl Harness for RsaPssSign {
     type Input = PkeyCtx<Private>;
     type Output = Vec<u8>;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         system::runtime_libraries()
     }
 
@@ -332,7 +332,7 @@ impl Harness for Ecdh {
     type Input = ();
     type Output = Vec<u8>;
 
-    fn runtime_libraries(&self) -> Vec<(String, String)> {
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
         system::runtime_libraries()
     }
 

@@ -58,6 +58,7 @@ impl Runner {
             runs: PREPARED_INPUTS,
             plan: Plan::Callgrind,
             tool: Tool::Callgrind,
+            cpu: self.workspace.cpu(),
             scratch: scratch.path(),
             timeout: self.timeout,
         }
