@@ -46,6 +46,9 @@ pub mod secrets;
 
 use regress_measure::program::{AnyHarness, Entry};
 
+use crate::common::pins::Cipher;
+use secrets::{RsaKey, Scalar};
+
 /// The first part of every constant-flow entry's name.
 pub const PREFIX: &str = "constant_flow";
 
@@ -166,11 +169,86 @@ pub fn entries() -> Vec<Entry> {
             harness,
         });
     };
-    aws_lc_rs::operations(&mut add);
-    openssl::operations(&mut add);
+    primitives::<aws_lc_rs::AwsLcRs>(&mut add);
+    primitives::<openssl::OpenSsl>(&mut add);
     handshake::operations(&mut add);
     cbc::operations(&mut add);
     entries
+}
+
+/// A curve of a key agreement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Curve {
+    P256,
+    X25519,
+}
+
+/// The primitive operations aws-lc-rs and OpenSSL both offer. The list of
+/// operations and variants is one ([`primitives`]); each library supplies
+/// its harness of each.
+pub trait Primitives {
+    /// The library's name in entry names.
+    const LIBRARY: &'static str;
+    /// [`OPENS_PER_RUN`] opens of a [`MESSAGE_LEN`]-byte message, tampered
+    /// with as `tamper` says.
+    fn aead_open(cipher: Cipher, tamper: Tamper) -> Box<dyn AnyHarness>;
+    /// One ECDSA P-256 signature under `scalar`.
+    fn ecdsa_p256_sign(scalar: Scalar, control: Control) -> Box<dyn AnyHarness>;
+    /// One RSA-PSS-SHA256 signature under `key`.
+    fn rsa2048_pss_sign(key: RsaKey, control: Control) -> Box<dyn AnyHarness>;
+    /// One key agreement of `scalar` with a fixed peer.
+    fn ecdh(curve: Curve, scalar: Scalar) -> Box<dyn AnyHarness>;
+}
+
+/// Every primitive operation of `P` and its variants: AEAD open (valid and
+/// tampered tags), ECDSA P-256 and RSA-PSS signing (with a control each),
+/// ECDH P-256 and X25519.
+pub fn primitives<P: Primitives>(add: &mut Add<'_>) {
+    for (cipher, operation) in [
+        (Cipher::Aes128Gcm, "aes128gcm_open"),
+        (Cipher::ChaCha20Poly1305, "chacha20poly1305_open"),
+    ] {
+        for tamper in Tamper::ALL {
+            add(
+                P::LIBRARY,
+                operation,
+                tamper.group(),
+                tamper.name(),
+                P::aead_open(cipher, tamper),
+            );
+        }
+    }
+    for (scalar, control) in secrets::with_control(&secrets::SCALARS, Control::NonceShifted) {
+        let variant = format!("{}{}", scalar.name, control.suffix());
+        add(
+            P::LIBRARY,
+            "ecdsa_p256_sign",
+            OK,
+            &variant,
+            P::ecdsa_p256_sign(scalar, control),
+        );
+    }
+    for (key, control) in secrets::with_control(&secrets::RSA_KEYS, Control::HeapShifted) {
+        let variant = format!("{}{}", key.name, control.suffix());
+        add(
+            P::LIBRARY,
+            "rsa2048_pss_sign",
+            OK,
+            &variant,
+            P::rsa2048_pss_sign(key, control),
+        );
+    }
+    for (curve, operation) in [(Curve::P256, "ecdh_p256"), (Curve::X25519, "x25519")] {
+        for scalar in secrets::SCALARS {
+            add(
+                P::LIBRARY,
+                operation,
+                OK,
+                scalar.name,
+                P::ecdh(curve, scalar),
+            );
+        }
+    }
 }
 
 /// What a library module calls for each of its (operation, variant)s:

@@ -17,58 +17,34 @@ use ::openssl::symm::{self, Cipher as SymmCipher};
 use regress_measure::{Harness, HarnessError};
 
 use super::secrets::{self, RsaKey, Scalar};
-use super::{Add, Control, Tamper, MESSAGE_LEN, OK, OPENS_PER_RUN};
+use super::{Control, Curve, Primitives, Tamper, MESSAGE_LEN, OPENS_PER_RUN};
 use crate::common::error::{ensure, Context as _};
 use crate::common::pins::Cipher;
 use crate::openssl::system;
+use regress_measure::program::AnyHarness;
 
-const LIBRARY: &str = "openssl";
 const TAG_LEN: usize = 16;
 
-/// Every OpenSSL operation and its variants.
-pub fn operations(add: &mut Add<'_>) {
-    for (cipher, operation) in [
-        (Cipher::Aes128Gcm, "aes128gcm_open"),
-        (Cipher::ChaCha20Poly1305, "chacha20poly1305_open"),
-    ] {
-        for tamper in Tamper::ALL {
-            add(
-                LIBRARY,
-                operation,
-                tamper.group(),
-                tamper.name(),
-                Box::new(AeadOpen { cipher, tamper }),
-            );
-        }
+/// OpenSSL's harness of each primitive operation ([`super::primitives`]).
+pub struct OpenSsl;
+
+impl Primitives for OpenSsl {
+    const LIBRARY: &'static str = "openssl";
+
+    fn aead_open(cipher: Cipher, tamper: Tamper) -> Box<dyn AnyHarness> {
+        Box::new(AeadOpen { cipher, tamper })
     }
-    for (scalar, control) in secrets::with_control(&secrets::SCALARS, Control::NonceShifted) {
-        add(
-            LIBRARY,
-            "ecdsa_p256_sign",
-            OK,
-            &format!("{}{}", scalar.name, control.suffix()),
-            Box::new(EcdsaSign { scalar, control }),
-        );
+
+    fn ecdsa_p256_sign(scalar: Scalar, control: Control) -> Box<dyn AnyHarness> {
+        Box::new(EcdsaSign { scalar, control })
     }
-    for (key, control) in secrets::with_control(&secrets::RSA_KEYS, Control::HeapShifted) {
-        add(
-            LIBRARY,
-            "rsa2048_pss_sign",
-            OK,
-            &format!("{}{}", key.name, control.suffix()),
-            Box::new(RsaPssSign { key, control }),
-        );
+
+    fn rsa2048_pss_sign(key: RsaKey, control: Control) -> Box<dyn AnyHarness> {
+        Box::new(RsaPssSign { key, control })
     }
-    for (curve, operation) in [(Curve::P256, "ecdh_p256"), (Curve::X25519, "x25519")] {
-        for scalar in secrets::SCALARS {
-            add(
-                LIBRARY,
-                operation,
-                OK,
-                scalar.name,
-                Box::new(Ecdh { curve, scalar }),
-            );
-        }
+
+    fn ecdh(curve: Curve, scalar: Scalar) -> Box<dyn AnyHarness> {
+        Box::new(Ecdh { curve, scalar })
     }
 }
 
@@ -286,13 +262,6 @@ impl Harness for RsaPssSign {
             "the signature does not verify".to_owned()
         })
     }
-}
-
-/// A curve of a key agreement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Curve {
-    P256,
-    X25519,
 }
 
 impl Curve {
