@@ -158,6 +158,7 @@ fn readme_tables_follow_the_baselines() {
         "sides-and-held",
         "aead-per-call",
         "method-agreement",
+        "cpu-profiles",
     ]
     .map(|s| format!("<!-- regress readme: {s} -->\nstale 1,234\n<!-- /regress readme: {s} -->\n"))
     .join("prose\n");
@@ -176,6 +177,12 @@ fn readme_tables_follow_the_baselines() {
         "{text}"
     );
     assert!(!text.contains("stale"), "{text}");
+    // One profile's entries only: the profile table says so instead of
+    // printing a table of one column.
+    assert!(
+        text.contains("No baseline has entries of a CPU profile other than the default."),
+        "{text}"
+    );
     assert!(
         text.starts_with("# title\n") && text.ends_with("end\n"),
         "{text}"
