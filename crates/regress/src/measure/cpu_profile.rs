@@ -24,10 +24,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::Path;
+
+use regress_profile::cachegrind_out;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::harness_name::HarnessName;
 
 /// Names the profile of a test run (`REGRESS_CPU=no-avx ENABLE_VALGRIND=true
 /// cargo test`); `regress --cpu` wins over it.
@@ -262,6 +266,37 @@ impl CpuProfile {
         }
         Ok(())
     }
+}
+
+/// Fails a measurement of `harness` under `cpu` when the profile did not
+/// reach a library ([`CpuProfile::check`]): by what the libraries say they
+/// hold (`library_cpu`, from the child) and by the functions of the counted
+/// run (`region_profile`). Nothing to check under the default profile.
+pub fn check_region(
+    cpu: CpuProfile,
+    harness: &HarnessName,
+    region_profile: &Path,
+    library_cpu: &BTreeMap<String, CpuidWords>,
+) -> Result<()> {
+    if cpu.is_default() {
+        return Ok(());
+    }
+    let profile = cachegrind_out::read(region_profile).map_err(|source| Error::Profile {
+        path: region_profile.to_path_buf(),
+        source,
+    })?;
+    let functions = profile
+        .functions
+        .iter()
+        .filter(|function| function.instructions != 0)
+        .map(|function| (function.file.as_str(), function.function.as_str()));
+    cpu.check(functions, library_cpu)
+        .map_err(|not| Error::CpuProfileNotApplied {
+            harness: harness.to_string(),
+            profile: not.profile.to_string(),
+            library: not.library,
+            evidence: not.evidence,
+        })
 }
 
 impl fmt::Display for CpuProfile {

@@ -330,35 +330,6 @@ impl Runner {
         Ok((region, total, last))
     }
 
-    /// Fails the measurement when its CPU profile did not reach a library
-    /// ([`CpuProfile::check`](crate::measure::cpu_profile::CpuProfile::check)):
-    /// by what the libraries say they hold (`library_cpu`, from the child)
-    /// and by the functions of the counted run (`region_profile`).
-    fn check_cpu_profile(
-        &self,
-        harness: &HarnessName,
-        region_profile: &Path,
-        library_cpu: &BTreeMap<String, [u32; 4]>,
-    ) -> Result<()> {
-        let cpu = self.workspace.cpu();
-        if cpu.is_default() {
-            return Ok(());
-        }
-        let profile = read_profile(region_profile)?;
-        let functions = profile
-            .functions
-            .iter()
-            .filter(|function| function.instructions != 0)
-            .map(|function| (function.file.as_str(), function.function.as_str()));
-        cpu.check(functions, library_cpu)
-            .map_err(|not| Error::CpuProfileNotApplied {
-                harness: harness.to_string(),
-                profile: not.profile.to_string(),
-                library: not.library,
-                evidence: not.evidence,
-            })
-    }
-
     fn measure_in(
         &self,
         harness: &HarnessName,
@@ -413,7 +384,12 @@ impl Runner {
                 raw: instructions,
             });
         }
-        self.check_cpu_profile(harness, &region_profile, &last.report.library_cpu)?;
+        cpu_profile::check_region(
+            self.workspace.cpu(),
+            harness,
+            &region_profile,
+            &last.report.library_cpu,
+        )?;
 
         // A program from before the protocol of parts and heap children
         // (the base of a diff, say) gives the count alone.
