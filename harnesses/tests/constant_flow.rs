@@ -15,6 +15,8 @@
 //! Without Valgrind the measured parts are skipped with a visible reason,
 //! unless `REGRESS_REQUIRE_VALGRIND=1` makes that a failure.
 
+mod support;
+
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -25,10 +27,8 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::hmac;
 use aws_lc_rs::iv::FixedLength;
 use harnesses::constant_flow::{self, Tamper};
-use libtest_mimic::{Arguments, Trial};
 use regress::constant_flow::{check, select, Allowlist, Request};
 use regress::harness_test::notice;
-use regress::measure::valgrind::Valgrind;
 use regress::report::events::Silent;
 use regress::workspace::Workspace;
 use regress::Runner;
@@ -63,7 +63,7 @@ fn fixtures() -> Vec<Entry> {
 
 fn main() -> ExitCode {
     program::serve(&fixtures());
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&'static str, fn()); 3] = [
         (
             "every_operation_works_natively",
             every_operation_works_natively,
@@ -77,16 +77,7 @@ fn main() -> ExitCode {
             the_constant_flow_check_passes,
         ),
     ];
-    let trials = tests
-        .into_iter()
-        .map(|(name, test)| {
-            Trial::test(name, move || {
-                test();
-                Ok(())
-            })
-        })
-        .collect();
-    libtest_mimic::run(&Arguments::from_args(), trials).exit_code()
+    support::run_tests(&tests)
 }
 
 /// Bytes of the HMAC-SHA256 tag.
@@ -206,16 +197,7 @@ impl Harness for EtmOpen {
 
 /// The runner, or `None` with a visible notice when Valgrind is unusable.
 fn runner(workspace: Workspace) -> Option<Runner> {
-    let valgrind = match Valgrind::from_env() {
-        Ok(valgrind) => valgrind,
-        Err(error) => {
-            if std::env::var_os("REGRESS_REQUIRE_VALGRIND").is_some() {
-                panic!("REGRESS_REQUIRE_VALGRIND is set but Valgrind is unusable: {error}");
-            }
-            notice(&format!("SKIPPED (Valgrind unavailable): {error}"));
-            return None;
-        }
-    };
+    let valgrind = support::valgrind()?;
     Some(Runner::new(workspace, valgrind, Duration::from_secs(600)).expect("runner"))
 }
 

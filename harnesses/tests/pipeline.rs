@@ -13,7 +13,6 @@ use std::time::Duration;
 mod support;
 
 use harnesses::calibration::{Spin, INSTRUCTIONS_PER_ITERATION};
-use libtest_mimic::{Arguments, Trial};
 use regress::workspace::Workspace;
 use regress::{Error, Runner};
 use regress_measure::program::{self, Entry};
@@ -47,7 +46,7 @@ fn fixtures() -> Vec<Entry> {
 fn main() -> ExitCode {
     // Measured child first: the runner re-executes this binary.
     program::serve(&fixtures());
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&'static str, fn()); 6] = [
         (
             "calibration_counts_exactly_three_instructions_per_iteration",
             calibration_counts_exactly_three_instructions_per_iteration,
@@ -73,16 +72,7 @@ fn main() -> ExitCode {
             two_measurements_at_once_leave_whole_files,
         ),
     ];
-    let trials = tests
-        .into_iter()
-        .map(|(name, test)| {
-            Trial::test(name, move || {
-                test();
-                Ok(())
-            })
-        })
-        .collect();
-    libtest_mimic::run(&Arguments::from_args(), trials).exit_code()
+    support::run_tests(&tests)
 }
 
 /// A harness that panics when measured.

@@ -17,7 +17,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use harnesses::calibration::{spin, INSTRUCTIONS_PER_ITERATION};
-use libtest_mimic::{Arguments, Trial};
 use regress::measure::metrics::Metric;
 use regress::measure::valgrind::Method;
 use regress::workspace::Workspace;
@@ -141,7 +140,7 @@ fn fixtures() -> Vec<Entry> {
 
 fn main() -> ExitCode {
     program::serve(&fixtures());
-    let tests: [(&str, fn()); 2] = [
+    let tests: [(&'static str, fn()); 2] = [
         (
             "parts_add_up_to_the_count_and_each_is_its_own_loop",
             parts_add_up_to_the_count_and_each_is_its_own_loop,
@@ -151,16 +150,7 @@ fn main() -> ExitCode {
             parts_that_do_not_add_up_are_an_error,
         ),
     ];
-    let trials = tests
-        .into_iter()
-        .map(|(name, test)| {
-            Trial::test(name, move || {
-                test();
-                Ok(())
-            })
-        })
-        .collect();
-    libtest_mimic::run(&Arguments::from_args(), trials).exit_code()
+    support::run_tests(&tests)
 }
 
 /// A workspace of its own, with the real Cargo.lock.

@@ -45,3 +45,18 @@ pub fn valgrind() -> Option<Valgrind> {
         }
     }
 }
+
+/// Runs `tests` (name, body) as one libtest binary's tests, with the
+/// command line's filters and options; a body fails by panicking.
+pub fn run_tests(tests: &[(&'static str, fn())]) -> std::process::ExitCode {
+    let trials = tests
+        .iter()
+        .map(|&(name, test)| {
+            libtest_mimic::Trial::test(name, move || {
+                test();
+                Ok(())
+            })
+        })
+        .collect();
+    libtest_mimic::run(&libtest_mimic::Arguments::from_args(), trials).exit_code()
+}
