@@ -40,10 +40,16 @@ pub struct Call {
 impl World {
     pub fn play(&self, tools: &Tools, call: &Call) -> Played {
         let before = self.snapshot();
+        let tmp_before = valgrind_leftovers();
         let args: Vec<&str> = call.args.iter().map(String::as_str).collect();
         let ended = self.run(tools, &args, &call.env, call.interrupt, call.fsize);
         let survivors = self.survivors();
-        let (changed, bytes) = changes(&before, &self.snapshot());
+        let (mut changed, bytes) = changes(&before, &self.snapshot());
+        changed.extend(
+            valgrind_leftovers()
+                .difference(&tmp_before)
+                .map(|name| format!("left /tmp/{name}")),
+        );
         let mut shown = vec!["regress".to_owned()];
         shown.extend(call.args.iter().map(|arg| {
             arg.strip_prefix(&*self.root.to_string_lossy())
@@ -430,6 +436,20 @@ fn tool_cases() -> Vec<Case> {
         case("the real Valgrind measures", 0, "harness", |w, t| {
             clean(w, t, &w.measure("run", Valgrind::Real, ValgrindTools::Real))
         }),
+        case(
+            "the real Valgrind hangs (killed), 1 s limit",
+            2,
+            "did not finish under Valgrind within 1 s",
+            |w, t| {
+                // Its child is killed (SIGKILL), so nothing of Valgrind's
+                // may stay in /tmp.
+                let mut call = w.measure("run", Valgrind::RealHangs, ValgrindTools::Real);
+                call.env.push(("REGRESS_TIMEOUT_SECS", "1".into()));
+                let played = w.play(t, &call);
+                let _ = std::fs::remove_dir_all(w.ws.join("perf_outputs/.scratch"));
+                played
+            },
+        ),
     ]
 }
 
@@ -459,4 +479,20 @@ fn bless_checked(w: &World, t: &Tools, limit: Option<u64>, absent: &str) -> Play
         played.problems.push(format!("{absent} was left"));
     }
     played
+}
+
+/// Valgrind's files in `/tmp` (its gdbserver's FIFOs and shared memory,
+/// named `vgdb-pipe-...` after the child's pid): a child killed at its
+/// timeout or by an interrupt leaves them behind unless the runner turned
+/// the gdbserver off, so a case that adds one wrote outside the project.
+fn valgrind_leftovers() -> std::collections::BTreeSet<String> {
+    std::fs::read_dir("/tmp")
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with("vgdb-pipe"))
+                .collect()
+        })
+        .unwrap_or_default()
 }

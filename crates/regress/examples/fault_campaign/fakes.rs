@@ -32,6 +32,9 @@ pub enum Valgrind {
     VersionHangs,
     /// The real Valgrind (`/usr/bin/valgrind`), marking the stage first.
     Real,
+    /// The real Valgrind with the runner's options, running `sleep 30` in
+    /// place of the program: killed at the time limit.
+    RealHangs,
 }
 
 /// Which of Valgrind's tools beside it hang (the rest are the real ones).
@@ -72,10 +75,13 @@ printf 'desc: fake\ncmd: ./harness\nevents: Ir\nfl=harnesses/src/fake.rs\nfn=fak
             Valgrind::Fails101 => "exit 101".to_owned(),
             Valgrind::VersionHangs => String::new(),
             Valgrind::Real => "exec /usr/bin/valgrind \"$@\"".to_owned(),
+            Valgrind::RealHangs => {
+                "exec /usr/bin/valgrind \"${@:1:$#-1}\" /bin/sleep 30".to_owned()
+            }
         };
         let version = match mode {
             Valgrind::VersionHangs => format!("touch {stage}/version; {HANG}"),
-            Valgrind::Real => "exec /usr/bin/valgrind --version".to_owned(),
+            Valgrind::Real | Valgrind::RealHangs => "exec /usr/bin/valgrind --version".to_owned(),
             _ => "echo valgrind-3.19.0; exit 0".to_owned(),
         };
         self.script(

@@ -219,55 +219,47 @@ impl ChildSpec<'_> {
 
     /// The program and arguments that run the child.
     fn command(&self, profile: &Path, log: &Path) -> Command {
+        let valgrind = |tool_args: &[String]| {
+            let mut command = Command::new(&self.valgrind.program);
+            // No gdbserver: it would leave a FIFO in /tmp behind a child that
+            // is killed (a timeout, an interrupt), and nothing here debugs.
+            command
+                .arg("--vgdb=no")
+                .args(tool_args)
+                .arg(format!("--log-file={}", log.display()))
+                .arg("./harness");
+            command
+        };
         let mut command = match self.tool {
             Tool::Heap {
                 under_none: true, ..
-            } => {
-                let mut command = Command::new(&self.valgrind.program);
-                command
-                    .arg("--tool=none")
-                    .arg(format!("--log-file={}", log.display()))
-                    .arg("./harness");
-                command
-            }
+            } => valgrind(&["--tool=none".into()]),
             Tool::Heap { .. } => Command::new("./harness"),
-            Tool::Dhat => {
-                let mut command = Command::new(&self.valgrind.program);
-                command
-                    .arg("--tool=dhat")
-                    .arg("--num-callers=24")
-                    .arg(format!("--dhat-out-file={}", profile.display()))
-                    .arg(format!("--log-file={}", log.display()))
-                    .arg("./harness");
-                command
-            }
+            Tool::Dhat => valgrind(&[
+                "--tool=dhat".into(),
+                "--num-callers=24".into(),
+                format!("--dhat-out-file={}", profile.display()),
+            ]),
             Tool::Cachegrind => {
-                let mut command = Command::new(&self.valgrind.program);
-                command
-                    .arg("--tool=cachegrind")
-                    .arg("--cache-sim=no")
-                    .arg("--branch-sim=no")
-                    .arg(NO_CHASING)
-                    .arg(format!("--cachegrind-out-file={}", profile.display()))
-                    .arg(format!("--log-file={}", log.display()));
+                let mut args = vec![
+                    "--tool=cachegrind".into(),
+                    "--cache-sim=no".into(),
+                    "--branch-sim=no".into(),
+                    NO_CHASING.into(),
+                    format!("--cachegrind-out-file={}", profile.display()),
+                ];
                 if matches!(self.plan, Plan::Cachegrind(_)) {
-                    command.arg("--instr-at-start=no");
+                    args.push("--instr-at-start=no".into());
                 }
-                command.arg("./harness");
-                command
+                valgrind(&args)
             }
-            Tool::Callgrind => {
-                let mut command = Command::new(&self.valgrind.program);
-                command
-                    .arg("--tool=callgrind")
-                    .arg("--instr-atstart=no")
-                    .arg("--collect-atstart=no")
-                    .arg(NO_CHASING)
-                    .arg(format!("--callgrind-out-file={}", profile.display()))
-                    .arg(format!("--log-file={}", log.display()))
-                    .arg("./harness");
-                command
-            }
+            Tool::Callgrind => valgrind(&[
+                "--tool=callgrind".into(),
+                "--instr-atstart=no".into(),
+                "--collect-atstart=no".into(),
+                NO_CHASING.into(),
+                format!("--callgrind-out-file={}", profile.display()),
+            ]),
         };
         // No arguments: the request is in the environment, and the
         // program's `main` serves it before it looks at anything else.
