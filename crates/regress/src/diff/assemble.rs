@@ -128,7 +128,6 @@ pub(super) fn measure_and_compare(
     ] {
         let _ = std::fs::remove_dir(dir);
     }
-    super::scratch::outputs_complete(outputs);
     Ok(DiffReport {
         schema: DIFF_SCHEMA,
         base: plan.base.clone(),

@@ -45,7 +45,7 @@ use super::error::DiffError;
 use super::interrupt;
 use super::pipeline::choose;
 use super::report::{DiffReport, Revision};
-use super::scratch::{clear_outputs, lock, RemoveOnDrop};
+use super::scratch::{lock, RemoveOnDrop};
 use super::shard::Shard;
 use super::sources::{self, LibrarySides, Sources};
 use super::Side;
@@ -215,10 +215,10 @@ impl LibraryPlan {
         let diff_scratch = root.join("target").join("regress-diff");
         std::fs::create_dir_all(&diff_scratch)
             .map_err(|source| DiffError::io("create the folder", &diff_scratch, source))?;
-        let _lock = lock(&diff_scratch, || note(DiffStep::WaitingForLock))?;
+        let mut lock = lock(&diff_scratch, || note(DiffStep::WaitingForLock))?;
         let dirs = SourceDirs::new(root)?;
         let outputs = self.workspace.perf_outputs_dir().join("diff");
-        clear_outputs(&outputs)?;
+        lock.set_aside_outputs(&outputs)?;
         let target_dir = match &self.request.target_dir {
             Some(dir) => {
                 std::path::absolute(dir).map_err(|source| DiffError::io("resolve", dir, source))?
@@ -269,6 +269,7 @@ impl LibraryPlan {
             &outputs,
             listener,
         )?;
+        lock.outputs_complete(&outputs);
         let base_program = &sides[0].binary;
         report.sources = Some(self.sources(&described, base_program, not_measured)?);
         Ok(report)

@@ -36,7 +36,7 @@ use super::error::DiffError;
 use super::git::Repo;
 use super::interrupt;
 use super::report::{DiffReport, Revision};
-use super::scratch::{choose_target_dir, clear_outputs, lock, RemoveOnDrop};
+use super::scratch::{choose_target_dir, lock, RemoveOnDrop};
 use super::shard::Shard;
 use super::Side;
 use crate::discover::{self, PROGRAM};
@@ -130,13 +130,13 @@ impl Plan {
         let scratch = self.repo.root().join("target").join("regress-diff");
         std::fs::create_dir_all(&scratch)
             .map_err(|source| DiffError::io("create the folder", &scratch, source))?;
-        let _lock = lock(&scratch, || note(DiffStep::WaitingForLock))?;
+        let mut lock = lock(&scratch, || note(DiffStep::WaitingForLock))?;
         self.repo.remove_stale_worktrees(&scratch, listener);
         let bin_dir = RemoveOnDrop(scratch.join("bin"));
         let _ = std::fs::remove_dir_all(&bin_dir.0);
 
         let outputs = self.workspace.perf_outputs_dir().join("diff");
-        clear_outputs(&outputs)?;
+        lock.set_aside_outputs(&outputs)?;
 
         let own_target = scratch.join("target");
         let shared_target = self.target_dir(&scratch, &own_target, listener)?;
@@ -216,6 +216,9 @@ impl Plan {
             &outputs,
             listener,
         );
+        if report.is_ok() {
+            lock.outputs_complete(&outputs);
+        }
         // Remove the worktrees now, so their messages come before the result.
         drop(sides);
         report

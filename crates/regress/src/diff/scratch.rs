@@ -3,7 +3,6 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use super::error::DiffError;
 
@@ -44,35 +43,31 @@ pub(super) fn choose_target_dir(
 }
 
 /// The diff lock of a checkout: one diff at a time. While it is held, the
-/// previous diff's outputs are kept aside (`clear_outputs`); when it is
-/// released they are dropped if this diff completed its outputs
-/// (`outputs_complete`) and put back otherwise (an error, Ctrl-C), so a
-/// diff that does not finish leaves the last complete report as it was.
+/// previous diff's outputs are kept aside ([`DiffLock::set_aside_outputs`]);
+/// when it is released they are dropped if this diff completed its outputs
+/// ([`DiffLock::outputs_complete`]) and put back otherwise (an error,
+/// Ctrl-C), so a diff that does not finish leaves the last complete report
+/// as it was. The folders set aside belong to the lock, not to the process:
+/// releasing one lock never touches another's.
 #[derive(Debug)]
 pub struct DiffLock {
     _file: File,
+    set_aside: Vec<SetAside>,
 }
 
 impl Drop for DiffLock {
     fn drop(&mut self) {
-        let pending = std::mem::take(
-            &mut *PENDING
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-        );
-        for outputs in pending {
+        for outputs in self.set_aside.drain(..) {
             let complete = outputs.complete && !crate::process::interrupted();
             finish(&outputs.dir, complete);
         }
     }
 }
 
-/// Output folders whose previous contents are kept aside, and whether this
-/// diff completed them. Global because the lock and the outputs are made
-/// in separate steps of the pipeline.
-static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
-
-struct Pending {
+/// An output folder whose previous contents are kept aside, and whether
+/// this diff completed it.
+#[derive(Debug)]
+struct SetAside {
     dir: PathBuf,
     complete: bool,
 }
@@ -91,12 +86,18 @@ pub(super) fn lock(scratch: &Path, waiting: impl FnOnce()) -> Result<DiffLock, D
         .open(&path)
         .map_err(|source| DiffError::io("open", &path, source))?;
     match file.try_lock() {
-        Ok(()) => Ok(DiffLock { _file: file }),
+        Ok(()) => Ok(DiffLock {
+            _file: file,
+            set_aside: Vec::new(),
+        }),
         Err(TryLockError::WouldBlock) => {
             waiting();
             file.lock()
                 .map_err(|source| DiffError::io("lock", &path, source))?;
-            Ok(DiffLock { _file: file })
+            Ok(DiffLock {
+                _file: file,
+                set_aside: Vec::new(),
+            })
         }
         Err(TryLockError::Error(source)) => Err(DiffError::io("lock", &path, source)),
     }
@@ -132,54 +133,52 @@ fn remove(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Sets the previous diff's per-harness outputs in `outputs` aside (into
-/// `.previous/`), so that nothing stale is mistaken for this run's result
-/// and nothing complete is lost before this run completes. Its report
-/// stays where it is until the command replaces it. Call only while
-/// holding the [`DiffLock`]; it puts them back or drops them when released.
-pub(super) fn clear_outputs(outputs: &Path) -> Result<(), DiffError> {
-    std::fs::create_dir_all(outputs)
-        .map_err(|source| DiffError::io("create the folder", outputs, source))?;
-    let previous = outputs.join(PREVIOUS);
-    if previous.is_dir() {
-        // A diff killed outright (no chance to clean up) left `.previous`
-        // with the last complete outputs, and its own partial ones beside.
-        for (_, path) in ours(outputs) {
-            remove(&path).map_err(|source| DiffError::io("remove", &path, source))?;
-        }
-    } else {
-        std::fs::create_dir(&previous)
-            .map_err(|source| DiffError::io("create the folder", &previous, source))?;
-        for (name, path) in ours(outputs) {
-            if name == ".scratch" {
+impl DiffLock {
+    /// Sets the previous diff's per-harness outputs in `outputs` aside (into
+    /// `.previous/`), so that nothing stale is mistaken for this run's result
+    /// and nothing complete is lost before this run completes. Its report
+    /// stays where it is until the command replaces it. The lock puts them
+    /// back or drops them when released.
+    pub(super) fn set_aside_outputs(&mut self, outputs: &Path) -> Result<(), DiffError> {
+        std::fs::create_dir_all(outputs)
+            .map_err(|source| DiffError::io("create the folder", outputs, source))?;
+        let previous = outputs.join(PREVIOUS);
+        if previous.is_dir() {
+            // A diff killed outright (no chance to clean up) left `.previous`
+            // with the last complete outputs, and its own partial ones beside.
+            for (_, path) in ours(outputs) {
                 remove(&path).map_err(|source| DiffError::io("remove", &path, source))?;
-                continue;
             }
-            let aside = previous.join(&name);
-            std::fs::rename(&path, &aside)
-                .map_err(|source| DiffError::io("move aside", &path, source))?;
+        } else {
+            std::fs::create_dir(&previous)
+                .map_err(|source| DiffError::io("create the folder", &previous, source))?;
+            for (name, path) in ours(outputs) {
+                if name == ".scratch" {
+                    remove(&path).map_err(|source| DiffError::io("remove", &path, source))?;
+                    continue;
+                }
+                let aside = previous.join(&name);
+                std::fs::rename(&path, &aside)
+                    .map_err(|source| DiffError::io("move aside", &path, source))?;
+            }
         }
-    }
-    PENDING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .push(Pending {
+        self.set_aside.push(SetAside {
             dir: outputs.to_path_buf(),
             complete: false,
         });
-    Ok(())
-}
+        Ok(())
+    }
 
-/// This diff has written all of its outputs in `outputs`: the previous
-/// ones can go when the lock is released.
-pub(super) fn outputs_complete(outputs: &Path) {
-    for pending in PENDING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .iter_mut()
-        .filter(|pending| pending.dir == outputs)
-    {
-        pending.complete = true;
+    /// This diff has written all of its outputs in `outputs`: the previous
+    /// ones can go when the lock is released.
+    pub(super) fn outputs_complete(&mut self, outputs: &Path) {
+        for set_aside in self
+            .set_aside
+            .iter_mut()
+            .filter(|set_aside| set_aside.dir == outputs)
+        {
+            set_aside.complete = true;
+        }
     }
 }
 
@@ -236,8 +235,8 @@ mod tests {
 
         // Fails half-way: its partial outputs go, the old ones come back.
         {
-            let _lock = lock(&lock_dir, || {}).expect("lock");
-            clear_outputs(&outputs).expect("clear");
+            let mut lock = lock(&lock_dir, || {}).expect("lock");
+            lock.set_aside_outputs(&outputs).expect("set aside");
             assert_eq!(
                 names(&outputs),
                 [".previous", "notes.txt", "report.json", "report.md"]
@@ -262,10 +261,10 @@ mod tests {
 
         // Completes: the old outputs are gone, the new ones stay.
         {
-            let _lock = lock(&lock_dir, || {}).expect("lock");
-            clear_outputs(&outputs).expect("clear");
+            let mut lock = lock(&lock_dir, || {}).expect("lock");
+            lock.set_aside_outputs(&outputs).expect("set aside");
             std::fs::write(outputs.join("c.diff.txt"), "new").expect("write");
-            outputs_complete(&outputs);
+            lock.outputs_complete(&outputs);
         }
         assert_eq!(
             names(&outputs),
@@ -276,14 +275,43 @@ mod tests {
         std::fs::create_dir_all(outputs.join(".previous")).expect("mkdir");
         std::fs::write(outputs.join(".previous/d.diff.txt"), "complete").expect("write");
         {
-            let _lock = lock(&lock_dir, || {}).expect("lock");
-            clear_outputs(&outputs).expect("clear");
+            let mut lock = lock(&lock_dir, || {}).expect("lock");
+            lock.set_aside_outputs(&outputs).expect("set aside");
             assert_eq!(
                 names(&outputs),
                 [".previous", "notes.txt", "report.json", "report.md"]
             );
         }
         assert!(outputs.join("d.diff.txt").is_file());
+    }
+
+    /// Releasing one lock leaves another lock's outputs alone (they used to
+    /// share one list in the process, and a test that released its lock
+    /// put back the outputs another test had just completed).
+    #[test]
+    fn each_lock_finishes_only_its_own_outputs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+        for scratch in [&first, &second] {
+            std::fs::create_dir_all(scratch.join("diff")).expect("mkdir");
+            std::fs::write(scratch.join("diff/a.diff.txt"), "old").expect("write");
+        }
+        let mut held = lock(&first, || {}).expect("lock");
+        held.set_aside_outputs(&first.join("diff"))
+            .expect("set aside");
+        {
+            let mut other = lock(&second, || {}).expect("lock");
+            other
+                .set_aside_outputs(&second.join("diff"))
+                .expect("set aside");
+        }
+        // The other lock put its own outputs back, and only those.
+        assert_eq!(names(&second.join("diff")), ["a.diff.txt"]);
+        assert_eq!(names(&first.join("diff")), [".previous"]);
+        std::fs::write(first.join("diff/b.diff.txt"), "new").expect("write");
+        held.outputs_complete(&first.join("diff"));
+        drop(held);
+        assert_eq!(names(&first.join("diff")), ["b.diff.txt"]);
     }
 
     #[test]
