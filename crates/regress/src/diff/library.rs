@@ -45,7 +45,7 @@ use super::error::DiffError;
 use super::interrupt;
 use super::pipeline::choose;
 use super::report::{DiffReport, Revision};
-use super::scratch::{lock, RemoveOnDrop};
+use super::scratch::{begin, RemoveOnDrop};
 use super::shard::Shard;
 use super::sources::{self, LibrarySides, Sources};
 use super::Side;
@@ -211,22 +211,16 @@ impl LibraryPlan {
     ) -> Result<DiffReport, DiffError> {
         let note = |step: DiffStep<'_>| listener.event(Event::Diff(step));
         let root = self.workspace.root();
-        // The outputs are the same as a diff of two commits', so is the lock.
-        let diff_scratch = root.join("target").join("regress-diff");
-        std::fs::create_dir_all(&diff_scratch)
-            .map_err(|source| DiffError::io("create the folder", &diff_scratch, source))?;
-        let mut lock = lock(&diff_scratch, || note(DiffStep::WaitingForLock))?;
-        let dirs = SourceDirs::new(root)?;
         let outputs = self.workspace.perf_outputs_dir().join("diff");
-        lock.set_aside_outputs(&outputs)?;
+        let (_, mut lock) = begin(root, &outputs, || note(DiffStep::WaitingForLock))?;
+        let dirs = SourceDirs::new(root)?;
         let target_dir = match &self.request.target_dir {
             Some(dir) => {
                 std::path::absolute(dir).map_err(|source| DiffError::io("resolve", dir, source))?
             }
             None => dirs.build_target(),
         };
-        let bin_dir = RemoveOnDrop(dirs.state().join("bin"));
-        let _ = std::fs::remove_dir_all(&bin_dir.0);
+        let bin_dir = RemoveOnDrop::fresh(dirs.state().join("bin"));
 
         // Both sides' sources first: a version the harnesses do not cover,
         // on either side, is refused before anything is built.

@@ -36,7 +36,7 @@ use super::error::DiffError;
 use super::git::Repo;
 use super::interrupt;
 use super::report::{DiffReport, Revision};
-use super::scratch::{choose_target_dir, lock, RemoveOnDrop};
+use super::scratch::{begin, choose_target_dir, RemoveOnDrop};
 use super::shard::Shard;
 use super::Side;
 use crate::discover::{self, PROGRAM};
@@ -127,16 +127,12 @@ impl Plan {
             head: (self.head.short(), &self.head.reference),
         });
 
-        let scratch = self.repo.root().join("target").join("regress-diff");
-        std::fs::create_dir_all(&scratch)
-            .map_err(|source| DiffError::io("create the folder", &scratch, source))?;
-        let mut lock = lock(&scratch, || note(DiffStep::WaitingForLock))?;
-        self.repo.remove_stale_worktrees(&scratch, listener);
-        let bin_dir = RemoveOnDrop(scratch.join("bin"));
-        let _ = std::fs::remove_dir_all(&bin_dir.0);
-
         let outputs = self.workspace.perf_outputs_dir().join("diff");
-        lock.set_aside_outputs(&outputs)?;
+        let (scratch, mut lock) = begin(self.repo.root(), &outputs, || {
+            note(DiffStep::WaitingForLock)
+        })?;
+        self.repo.remove_stale_worktrees(&scratch, listener);
+        let bin_dir = RemoveOnDrop::fresh(scratch.join("bin"));
 
         let own_target = scratch.join("target");
         let shared_target = self.target_dir(&scratch, &own_target, listener)?;

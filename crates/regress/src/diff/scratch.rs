@@ -75,9 +75,28 @@ struct SetAside {
 /// Where the previous diff's outputs wait while a new diff runs.
 const PREVIOUS: &str = ".previous";
 
+/// How every diff of the checkout at `root` begins, whatever its sides
+/// (two commits, or library sources): its scratch folder
+/// (`target/regress-diff`, returned) is created, its lock taken (after
+/// calling `waiting` when another diff holds it), and the previous diff's
+/// outputs in `outputs` set aside. Both kinds write the same outputs, so
+/// they share the lock.
+pub(super) fn begin(
+    root: &Path,
+    outputs: &Path,
+    waiting: impl FnOnce(),
+) -> Result<(PathBuf, DiffLock), DiffError> {
+    let scratch = root.join("target").join("regress-diff");
+    std::fs::create_dir_all(&scratch)
+        .map_err(|source| DiffError::io("create the folder", &scratch, source))?;
+    let mut lock = lock(&scratch, waiting)?;
+    lock.set_aside_outputs(outputs)?;
+    Ok((scratch, lock))
+}
+
 /// Takes the diff lock of this checkout, waiting (after calling `waiting`)
 /// for a diff that holds it.
-pub(super) fn lock(scratch: &Path, waiting: impl FnOnce()) -> Result<DiffLock, DiffError> {
+fn lock(scratch: &Path, waiting: impl FnOnce()) -> Result<DiffLock, DiffError> {
     let path = scratch.join(".lock");
     let file = OpenOptions::new()
         .create(true)
@@ -200,6 +219,15 @@ fn finish(outputs: &Path, complete: bool) {
 }
 
 pub(super) struct RemoveOnDrop(pub(super) PathBuf);
+
+impl RemoveOnDrop {
+    /// `dir`, emptied of what an earlier run left there, removed again when
+    /// dropped.
+    pub(super) fn fresh(dir: PathBuf) -> RemoveOnDrop {
+        let _ = std::fs::remove_dir_all(&dir);
+        RemoveOnDrop(dir)
+    }
+}
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
