@@ -9,6 +9,17 @@
 #   ecdsa-leaf.pem / ecdsa-leaf.key      ECDSA P-256 server leaf for DNS:localhost, then its CA
 #   client-ecdsa.pem / client-ecdsa.key  ECDSA P-256 client leaf, then its CA
 #
+# and two web-shaped hierarchies, a root, an intermediate and a server leaf, as
+# most of the web serves them (the server sends leaf and intermediate, the
+# client trusts only the root):
+#
+#   web-rsa-root.pem / .key               self-signed RSA-4096 root
+#   web-rsa-intermediate.pem / .key       RSA-2048 intermediate (pathlen 0), signed by the root
+#   web-rsa-leaf.pem / .key               RSA-2048 server leaf for DNS:localhost, then the intermediate
+#   web-ecdsa-root.pem / .key             self-signed ECDSA P-384 root
+#   web-ecdsa-intermediate.pem / .key     ECDSA P-384 intermediate (pathlen 0), signed by the root
+#   web-ecdsa-leaf.pem / .key             ECDSA P-256 server leaf for DNS:localhost, then the intermediate
+#
 # A hierarchy whose files all exist is left alone (new keys would change
 # every count that parses or verifies them); `--force` regenerates everything.
 #
@@ -82,6 +93,13 @@ keyUsage               = critical, keyCertSign, cRLSign
 subjectKeyIdentifier   = hash
 authorityKeyIdentifier = keyid:always
 
+[ intermediate_ext ]
+basicConstraints       = critical, CA:TRUE, pathlen:0
+keyUsage               = critical, digitalSignature, keyCertSign, cRLSign
+extendedKeyUsage       = serverAuth, clientAuth
+subjectKeyIdentifier   = hash
+authorityKeyIdentifier = keyid:always
+
 [ leaf_ext ]
 basicConstraints       = critical, CA:FALSE
 keyUsage               = critical, digitalSignature, keyEncipherment
@@ -94,17 +112,19 @@ EOF
 genkey() { # ALGORITHM FILE
     case "$1" in
     rsa) openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:4096 -out "$2" 2>/dev/null ;;
+    rsa2048) openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$2" 2>/dev/null ;;
     ecdsa) openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -pkeyopt ec_param_enc:named_curve -out "$2" 2>/dev/null ;;
+    ecdsa384) openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-384 -pkeyopt ec_param_enc:named_curve -out "$2" 2>/dev/null ;;
     esac
 }
 
-issue() { # ALGORITHM CA-NAME SUBJECT-CN OUT-NAME
-    local algorithm=$1 ca=$2 cn=$3 name=$4
+issue() { # ALGORITHM CA-NAME SUBJECT-CN OUT-NAME [EXTENSIONS [DIGEST]]
+    local algorithm=$1 ca=$2 cn=$3 name=$4 extensions=${5:-leaf_ext} digest=${6:-sha256}
     genkey "$algorithm" "$work/$name.key"
     openssl req -new -config "$work/openssl.cnf" -key "$work/$name.key" \
         -subj "/O=regress test/CN=$cn" -out "$work/$name.csr"
-    openssl ca -batch -notext -config "$work/openssl.cnf" \
-        -cert "$work/$ca.pem" -keyfile "$work/$ca.key" -in "$work/$name.csr" -extensions leaf_ext \
+    openssl ca -batch -notext -config "$work/openssl.cnf" -md "$digest" \
+        -cert "$work/$ca.pem" -keyfile "$work/$ca.key" -in "$work/$name.csr" -extensions "$extensions" \
         -startdate "$not_before" -enddate "$not_after" \
         -out "$work/$name-only.pem" 2>/dev/null
 }
@@ -157,3 +177,35 @@ hierarchy() { # ALGORITHM CA-NAME SERVER-NAME CLIENT-NAME LABEL
 
 hierarchy rsa ca leaf client-rsa "RSA-4096"
 hierarchy ecdsa ecdsa-ca ecdsa-leaf client-ecdsa "ECDSA P-256"
+
+# A web-shaped hierarchy: root, intermediate, server leaf; all three files
+# present are left alone, as above.
+web() { # ROOT-ALGORITHM INTERMEDIATE-ALGORITHM LEAF-ALGORITHM DIGEST PREFIX LABEL
+    local root_algorithm=$1 intermediate_algorithm=$2 leaf_algorithm=$3 digest=$4 prefix=$5 label=$6
+    local root="$prefix-root" intermediate="$prefix-intermediate" leaf="$prefix-leaf"
+    if present "$root" && present "$intermediate" && present "$leaf" && [ "$force" = no ]; then
+        echo "kept the $label web hierarchy: it exists"
+        return
+    fi
+    genkey "$root_algorithm" "$work/$root.key"
+    openssl req -new -config "$work/openssl.cnf" -key "$work/$root.key" \
+        -subj "/O=regress test/CN=regress test web root ($label, test only)" -out "$work/$root.csr"
+    openssl ca -batch -notext -config "$work/openssl.cnf" -selfsign -md "$digest" \
+        -keyfile "$work/$root.key" -in "$work/$root.csr" -extensions ca_ext \
+        -startdate "$not_before" -enddate "$not_after" -out "$work/$root.pem" 2>/dev/null
+    issue "$intermediate_algorithm" "$root" "regress test web intermediate ($label)" \
+        "$intermediate" intermediate_ext "$digest"
+    mv "$work/$intermediate-only.pem" "$work/$intermediate.pem"
+    issue "$leaf_algorithm" "$intermediate" localhost "$leaf" leaf_ext "$digest"
+    # Prove the chain (root trusted, intermediate untrusted) before installing anything.
+    openssl verify -attime "$at_time" -CAfile "$work/$root.pem" -untrusted "$work/$intermediate.pem" \
+        -purpose sslserver "$work/$leaf-only.pem" >/dev/null
+    cp "$work/$root.pem" "$work/$root.key" "$work/$intermediate.pem" "$work/$intermediate.key" "$out_dir/"
+    cat "$work/$leaf-only.pem" "$work/$intermediate.pem" >"$out_dir/$leaf.pem"
+    cp "$work/$leaf.key" "$out_dir/$leaf.key"
+    chmod 0644 "$out_dir/$root.key" "$out_dir/$intermediate.key" "$out_dir/$leaf.key"
+    echo "wrote the $label web hierarchy $root, $intermediate, $leaf"
+}
+
+web rsa rsa2048 rsa2048 sha256 web-rsa "RSA-2048"
+web ecdsa384 ecdsa384 ecdsa sha384 web-ecdsa "ECDSA P-256"

@@ -2,7 +2,8 @@
 //!
 //! A benchmark is a library and a path ([`Benchmark`]); a path is a kind and
 //! its parameters ([`Path`]): a handshake is (PKI, client authentication or
-//! not, protocol version, resumption or not), a record path is (cipher,
+//! not, protocol version, resumption or not, key-exchange group, a
+//! HelloRetryRequest or not), a record path is (cipher,
 //! protocol version, write size), and so on. Everything else follows from
 //! the data: the public name `<library>::<path>` (the test name, the
 //! baseline file, the output names), the [`Pins`] every library must
@@ -133,18 +134,37 @@ pub struct Handshake {
     /// Resumed from a ticket obtained outside the count; tickets are off
     /// on every other path.
     pub resumption: bool,
+    /// The key-exchange group both sides must negotiate.
+    pub group: NamedGroup,
+    /// The client guesses wrong: its first (and only) key share is for
+    /// [`Handshake::RETRY_GUESS`], which the server does not take, so the
+    /// server answers with a HelloRetryRequest for `group` and the client
+    /// sends a second ClientHello.
+    pub retry: bool,
 }
 
 impl Handshake {
-    /// A full handshake without client authentication.
+    /// A full handshake without client authentication, on secp256r1.
     pub const fn full(pki: Pki, version: TlsVersion) -> Handshake {
         Handshake {
             pki,
             client_auth: false,
             version,
             resumption: false,
+            group: NamedGroup::Secp256r1,
+            retry: false,
         }
     }
+
+    /// The same handshake on another key-exchange group.
+    pub const fn on(self, group: NamedGroup) -> Handshake {
+        Handshake { group, ..self }
+    }
+
+    /// The group a client of a [`Handshake::retry`] path sends its first key
+    /// share for: what rustls, OpenSSL and browsers guess when they offer no
+    /// post-quantum group.
+    pub const RETRY_GUESS: NamedGroup = NamedGroup::X25519;
 
     /// `handshake_rsa4096`: also the configs `config_build` builds and the
     /// handshake before every record path.
@@ -169,6 +189,30 @@ impl Handshake {
         },
     ];
 
+    /// The handshakes of 2026: the post-quantum hybrid every default
+    /// negotiates, on the laboratory ECDSA PKI (full, mTLS), on resumption,
+    /// and on web-shaped chains; X25519 on a web chain; and a
+    /// HelloRetryRequest. Only libraries that can negotiate a path's group
+    /// have it (the registry asks each).
+    pub const REAL_WORLD: [Handshake; 7] = [
+        Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
+        Handshake {
+            client_auth: true,
+            ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768)
+        },
+        Handshake {
+            resumption: true,
+            ..Handshake::RSA4096.on(NamedGroup::X25519MlKem768)
+        },
+        Handshake::full(Pki::WebRsa2048, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
+        Handshake::full(Pki::WebEcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
+        Handshake::full(Pki::WebEcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519),
+        Handshake {
+            retry: true,
+            ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13)
+        },
+    ];
+
     /// The suite every TLS 1.3 handshake pins is TLS_AES_128_GCM_SHA256;
     /// TLS 1.2 handshakes pin its ECDHE-RSA counterpart.
     pub const fn suite(&self) -> CipherSuite {
@@ -182,11 +226,16 @@ impl Handshake {
             pins: Pins {
                 version: self.version,
                 suite: self.suite(),
-                group: NamedGroup::Secp256r1,
+                group: self.group,
                 scheme: self.pki.signature_scheme(),
             },
             client_auth: self.client_auth,
             tickets: self.resumption,
+            retry_from: if self.retry {
+                Some(Handshake::RETRY_GUESS)
+            } else {
+                None
+            },
         }
     }
 
@@ -196,40 +245,60 @@ impl Handshake {
     }
 
     fn validate(&self) -> Result<(), String> {
-        if self.version == TlsVersion::Tls12 && self.pki != Pki::Rsa4096 {
-            return Err("TLS 1.2 paths pin an ECDHE-RSA suite: RSA-4096 only".into());
+        if self.version == TlsVersion::Tls12
+            && (self.pki != Pki::Rsa4096 || self.group != NamedGroup::Secp256r1 || self.retry)
+        {
+            return Err(
+                "TLS 1.2 paths pin an ECDHE-RSA suite over secp256r1: RSA-4096 only, \
+                 no HelloRetryRequest"
+                    .into(),
+            );
         }
         if self.resumption
-            && *self
-                != (Handshake {
-                    resumption: true,
-                    ..Handshake::RSA4096
-                })
+            && (self.pki, self.client_auth, self.version, self.retry)
+                != (Pki::Rsa4096, false, TlsVersion::Tls13, false)
         {
             return Err("session_resumption resumes handshake_rsa4096 and nothing else".into());
+        }
+        if self.client_auth && self.pki.is_web() {
+            return Err("a web PKI has no client identity: no mTLS on it".into());
+        }
+        if self.retry && (self.group == Handshake::RETRY_GUESS || self.resumption) {
+            return Err(format!(
+                "a HelloRetryRequest path needs a group other than the client's guess {} \
+                 and a full handshake",
+                Handshake::RETRY_GUESS.name()
+            ));
         }
         Ok(())
     }
 }
 
-/// `handshake_[tls12_]<pki>`, `mtls_[tls12_]<pki>`, or `session_resumption`
-/// (which `Handshake::validate` keeps unique).
+/// `handshake_[tls12_]<pki>`, `mtls_[tls12_]<pki>`, `hello_retry_<pki>` or
+/// `session_resumption` (which `Handshake::validate` keeps unique), then
+/// `_<group>` for any group but secp256r1 (the laboratory pin, whose names
+/// predate groups).
 impl fmt::Display for Handshake {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.resumption {
-            return f.write_str("session_resumption");
-        }
-        let kind = if self.client_auth {
-            "mtls"
+            f.write_str("session_resumption")?;
         } else {
-            "handshake"
-        };
-        write!(
-            f,
-            "{kind}_{}{}",
-            version_prefix(self.version),
-            self.pki.label()
-        )
+            let kind = match (self.client_auth, self.retry) {
+                (true, _) => "mtls",
+                (false, true) => "hello_retry",
+                (false, false) => "handshake",
+            };
+            write!(
+                f,
+                "{kind}_{}{}",
+                version_prefix(self.version),
+                self.pki.label()
+            )?;
+        }
+        match self.group {
+            NamedGroup::Secp256r1 => Ok(()),
+            group => write!(f, "_{}", group.label()),
+        }
     }
 }
 
@@ -399,6 +468,10 @@ pub struct Profile {
     /// The server issues exactly one TLS 1.3 ticket per handshake and the
     /// client keeps it; otherwise tickets and session caches are off.
     pub tickets: bool,
+    /// The client offers this group first, with its only key share, and
+    /// `pins.group` second; the server offers `pins.group` only, so it asks
+    /// for a HelloRetryRequest. `None`: both offer exactly `pins.group`.
+    pub retry_from: Option<NamedGroup>,
 }
 
 impl Profile {
@@ -408,7 +481,17 @@ impl Profile {
             pins: self.pins,
             client_auth: self.client_auth,
             resumed,
+            retried: self.retry_from.is_some(),
         }
+    }
+
+    /// The groups the client offers, in order (its key share is for the
+    /// first).
+    pub fn client_groups(&self) -> Vec<NamedGroup> {
+        self.retry_from
+            .into_iter()
+            .chain(std::iter::once(self.pins.group))
+            .collect()
     }
 }
 
@@ -454,6 +537,35 @@ mod tests {
     }
 
     #[test]
+    fn real_world_names_carry_the_group_and_the_retry() {
+        let names: Vec<String> = Handshake::REAL_WORLD
+            .iter()
+            .map(Handshake::to_string)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "handshake_ecdsa_p256_x25519mlkem768",
+                "mtls_ecdsa_p256_x25519mlkem768",
+                "session_resumption_x25519mlkem768",
+                "handshake_web_rsa2048_x25519mlkem768",
+                "handshake_web_ecdsa_p256_x25519mlkem768",
+                "handshake_web_ecdsa_p256_x25519",
+                "hello_retry_ecdsa_p256",
+            ]
+        );
+        let retry = Handshake::REAL_WORLD[6].profile();
+        assert_eq!(
+            retry.client_groups(),
+            [NamedGroup::X25519, NamedGroup::Secp256r1]
+        );
+        assert!(retry.expected(false).retried);
+        let pq = Handshake::REAL_WORLD[0].profile();
+        assert_eq!(pq.client_groups(), [NamedGroup::X25519MlKem768]);
+        assert!(!pq.expected(false).retried);
+    }
+
+    #[test]
     fn pins_follow_from_the_path() {
         let tls12 = Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).profile();
         assert_eq!(tls12.pins.suite, CipherSuite::EcdheRsaAes128GcmSha256);
@@ -481,9 +593,22 @@ mod tests {
 
     #[test]
     fn validation_refuses_what_no_name_stands_for() {
-        for handshake in Handshake::ALL {
+        for handshake in Handshake::ALL.into_iter().chain(Handshake::REAL_WORLD) {
             Path::Handshake(handshake).validate().expect("measured");
         }
+        let web_mtls = Handshake {
+            client_auth: true,
+            ..Handshake::full(Pki::WebRsa2048, TlsVersion::Tls13)
+        };
+        assert!(Path::Handshake(web_mtls).validate().is_err());
+        let retry_to_the_guess = Handshake {
+            retry: true,
+            ..Handshake::RSA4096.on(Handshake::RETRY_GUESS)
+        };
+        assert!(Path::Handshake(retry_to_the_guess).validate().is_err());
+        let pq_tls12 =
+            Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).on(NamedGroup::X25519MlKem768);
+        assert!(Path::Handshake(pq_tls12).validate().is_err());
         let ecdsa_tls12 = Handshake::full(Pki::EcdsaP256, TlsVersion::Tls12);
         assert!(Path::Handshake(ecdsa_tls12).validate().is_err());
         let mtls_resumption = Handshake {

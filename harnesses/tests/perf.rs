@@ -25,6 +25,18 @@ fn main() -> ExitCode {
                 regress::harness_test::run(&entry, program).map_err(Failed::from)
             })
         })
+        .chain(
+            // Paths this build's libraries cannot run (OpenSSL before 3.5
+            // has no ML-KEM): shown as ignored, with the reason, never run
+            // and never passing.
+            harnesses::registry::not_applicable_benchmarks()
+                .into_iter()
+                .map(|(name, why)| {
+                    Trial::test(name, || Ok(()))
+                        .with_kind(format!("not applicable: {why}"))
+                        .with_ignored_flag(true)
+                }),
+        )
         .collect();
     libtest_mimic::run(&arguments, trials).exit_code()
 }

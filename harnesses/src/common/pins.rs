@@ -144,20 +144,41 @@ impl CipherSuite {
     }
 }
 
-/// A key-exchange group. Every path pins secp256r1; X25519 is here because
-/// it is what rustls and OpenSSL would pick, so a check can name it.
+/// A key-exchange group. The laboratory paths pin secp256r1 (every library
+/// can, so they compare); X25519 and the post-quantum hybrid X25519MLKEM768
+/// (ML-KEM-768 with X25519, the default of rustls, of s2n-tls's `default_pq`
+/// policy, of OpenSSL 3.5 and of browsers in 2026) are what real
+/// connections negotiate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NamedGroup {
     Secp256r1,
     X25519,
+    X25519MlKem768,
 }
 
 impl NamedGroup {
+    /// Every group, for lookups.
+    pub const ALL: [NamedGroup; 3] = [
+        NamedGroup::Secp256r1,
+        NamedGroup::X25519,
+        NamedGroup::X25519MlKem768,
+    ];
+
     /// Its TLS name, as s2n-tls and OpenSSL report it.
     pub const fn name(self) -> &'static str {
         match self {
             NamedGroup::Secp256r1 => "secp256r1",
             NamedGroup::X25519 => "x25519",
+            NamedGroup::X25519MlKem768 => "X25519MLKEM768",
+        }
+    }
+
+    /// How path names carry it: `secp256r1`, `x25519`, `x25519mlkem768`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            NamedGroup::Secp256r1 => "secp256r1",
+            NamedGroup::X25519 => "x25519",
+            NamedGroup::X25519MlKem768 => "x25519mlkem768",
         }
     }
 
@@ -166,25 +187,27 @@ impl NamedGroup {
         match self {
             NamedGroup::Secp256r1 => 23,
             NamedGroup::X25519 => 29,
+            NamedGroup::X25519MlKem768 => 0x11ec,
         }
     }
 
-    /// A library's report, by name.
+    /// Whether it is a post-quantum hybrid.
+    pub const fn is_post_quantum(self) -> bool {
+        matches!(self, NamedGroup::X25519MlKem768)
+    }
+
+    /// A library's report, by name (OpenSSL writes X25519 in capitals).
     pub fn from_name(name: &str) -> Seen<NamedGroup> {
         Seen::find(
-            [NamedGroup::Secp256r1, NamedGroup::X25519],
-            |group| group.name() == name,
+            NamedGroup::ALL,
+            |group| group.name().eq_ignore_ascii_case(name),
             name,
         )
     }
 
     /// A library's report, by IANA code point.
     pub fn from_iana(code: u16) -> Seen<NamedGroup> {
-        Seen::find(
-            [NamedGroup::Secp256r1, NamedGroup::X25519],
-            |group| group.iana() == code,
-            code,
-        )
+        Seen::find(NamedGroup::ALL, |group| group.iana() == code, code)
     }
 }
 
@@ -249,6 +272,9 @@ pub struct Expected {
     pub client_auth: bool,
     /// Resumed from a ticket: no certificate, no handshake signature.
     pub resumed: bool,
+    /// The server answered the ClientHello with a HelloRetryRequest (the
+    /// client's first key share was for a group the server does not take).
+    pub retried: bool,
 }
 
 impl Expected {
@@ -270,6 +296,15 @@ impl Expected {
             compare(side, "version", &seen.version, Some(self.pins.version))?;
             compare(side, "cipher suite", &seen.suite, Some(self.pins.suite))?;
             compare(side, "group", &seen.group, Some(self.pins.group))?;
+            if let Some(retried) = seen.retried {
+                if retried != self.retried {
+                    return Err(format!(
+                        "{side}: HelloRetryRequest is {retried}, expected {}",
+                        self.retried
+                    )
+                    .into());
+                }
+            }
             if seen.resumed != self.resumed {
                 return Err(format!(
                     "{side}: resumed is {}, expected {} (a {} handshake)",
@@ -333,6 +368,9 @@ pub struct Negotiated {
     pub suite: Seen<CipherSuite>,
     pub group: Seen<NamedGroup>,
     pub resumed: bool,
+    /// Whether the handshake took a HelloRetryRequest, where this side's
+    /// library can tell (`None`: it cannot; its check proves it otherwise).
+    pub retried: Option<bool>,
     /// The server's handshake signature, as this side knows it.
     pub server_signature: Seen<SignatureScheme>,
     /// The client's handshake signature, as this side knows it.
@@ -416,7 +454,13 @@ pub fn every_other_expectation(good: &Expected) -> Vec<(&'static str, Expected)>
             _ => CipherSuite::Tls13Aes128GcmSha256,
         }
     });
-    with("group", &|e| e.pins.group = NamedGroup::X25519);
+    with("group", &|e| {
+        e.pins.group = match e.pins.group {
+            NamedGroup::X25519 => NamedGroup::Secp256r1,
+            _ => NamedGroup::X25519,
+        }
+    });
+    with("hello retry", &|e| e.retried = !e.retried);
     with("scheme", &|e| {
         e.pins.scheme = match e.pins.scheme {
             SignatureScheme::RsaPssRsaeSha256 => SignatureScheme::EcdsaSecp256r1Sha256,
@@ -445,6 +489,7 @@ mod tests {
             suite: Seen::Is(CipherSuite::Tls13Aes128GcmSha256),
             group: Seen::Is(NamedGroup::Secp256r1),
             resumed: false,
+            retried: Some(false),
             server_signature: Seen::Is(SignatureScheme::RsaPssRsaeSha256),
             client_signature: if client_auth {
                 Seen::Is(SignatureScheme::RsaPssRsaeSha256)
@@ -470,9 +515,17 @@ mod tests {
             assert_eq!(SignatureScheme::from_iana(scheme.iana()), Seen::Is(scheme));
         }
         assert_eq!(NamedGroup::from_iana(23), Seen::Is(NamedGroup::Secp256r1));
+        for group in NamedGroup::ALL {
+            assert_eq!(NamedGroup::from_name(group.name()), Seen::Is(group));
+            assert_eq!(NamedGroup::from_iana(group.iana()), Seen::Is(group));
+        }
         assert_eq!(
-            NamedGroup::from_name("X25519MLKEM768"),
-            Seen::Other("X25519MLKEM768".into())
+            NamedGroup::from_name("X25519"),
+            Seen::Is(NamedGroup::X25519)
+        );
+        assert_eq!(
+            NamedGroup::from_name("SecP256r1MLKEM768"),
+            Seen::Other("SecP256r1MLKEM768".into())
         );
     }
 
@@ -483,6 +536,7 @@ mod tests {
                 pins: PINS,
                 client_auth,
                 resumed: false,
+                retried: false,
             };
             let sides = [("client", full(client_auth)), ("server", full(client_auth))];
             good.check(&sides).expect("the real parameters");
@@ -498,6 +552,7 @@ mod tests {
             pins: PINS,
             client_auth: false,
             resumed: true,
+            retried: false,
         };
         let seen = Negotiated {
             resumed: true,
@@ -517,15 +572,16 @@ mod tests {
             pins: PINS,
             client_auth: false,
             resumed: false,
+            retried: false,
         };
         let seen = Negotiated {
-            group: NamedGroup::from_name("X25519MLKEM768"),
+            group: NamedGroup::from_name("SecP256r1MLKEM768"),
             ..full(false)
         };
         let error = good.check(&[("server", seen)]).expect_err("another group");
         assert_eq!(
             error.to_string(),
-            "server: negotiated group X25519MLKEM768 (pinned by no path), expected secp256r1"
+            "server: negotiated group SecP256r1MLKEM768 (pinned by no path), expected secp256r1"
         );
     }
 
@@ -535,6 +591,7 @@ mod tests {
             pins: PINS,
             client_auth: true,
             resumed: false,
+            retried: false,
         };
         let client = Negotiated {
             client_signature: Seen::NotVisible,

@@ -1,8 +1,14 @@
-//! The two test PKIs every library's harnesses use, embedded in the binary.
+//! The test PKIs every library's harnesses use, embedded in the binary.
 //!
-//! A PKI is a self-signed CA, a server leaf for `localhost` and a client leaf
-//! (for mTLS), all with keys of one type: RSA-4096 (rsaEncryption) or ECDSA
-//! P-256. The files are compiled in with `include_bytes!` so that a measured
+//! A laboratory PKI ([`Pki::ALL`]) is a self-signed CA, a server leaf for
+//! `localhost` and a client leaf (for mTLS), all with keys of one type:
+//! RSA-4096 (rsaEncryption) or ECDSA P-256; the CA signs the leaves directly.
+//! A web-shaped PKI ([`Pki::WEB`]) is what most of the web serves: a root, an
+//! intermediate under it and a server leaf under that (RSA-2048 leaf and
+//! intermediate under an RSA-4096 root, or a P-256 leaf under a P-384
+//! intermediate and root); the server sends leaf and intermediate, the
+//! client trusts only the root. Web PKIs have no client identity: paths
+//! refuse client authentication on them. The files are compiled in with `include_bytes!` so that a measured
 //! child process reads nothing from disk and cannot fail on a working
 //! directory that differs from `cargo test`'s. `scripts/generate-test-certs.sh`
 //! made them (see `harnesses/certs/README.md`); they are test-only keys,
@@ -23,18 +29,37 @@ pub enum Pki {
     Rsa4096,
     /// ECDSA P-256 CA and leaves.
     EcdsaP256,
+    /// RSA-2048 server leaf under an RSA-2048 intermediate under an RSA-4096
+    /// root, sha256WithRSAEncryption throughout.
+    WebRsa2048,
+    /// ECDSA P-256 server leaf under a P-384 intermediate under a P-384 root,
+    /// ecdsa-with-SHA384 throughout.
+    WebEcdsaP256,
 }
 
 impl Pki {
-    /// Both PKIs.
+    /// The laboratory PKIs: a CA that signs its leaves directly, client
+    /// leaves for mTLS.
     pub const ALL: [Pki; 2] = [Pki::Rsa4096, Pki::EcdsaP256];
 
-    /// How paths name it: `rsa4096`, `ecdsa_p256`.
+    /// The web-shaped PKIs: root, intermediate, server leaf.
+    pub const WEB: [Pki; 2] = [Pki::WebRsa2048, Pki::WebEcdsaP256];
+
+    /// How paths name it: `rsa4096`, `ecdsa_p256`, `web_rsa2048`,
+    /// `web_ecdsa_p256`.
     pub const fn label(self) -> &'static str {
         match self {
             Pki::Rsa4096 => "rsa4096",
             Pki::EcdsaP256 => "ecdsa_p256",
+            Pki::WebRsa2048 => "web_rsa2048",
+            Pki::WebEcdsaP256 => "web_ecdsa_p256",
         }
+    }
+
+    /// Whether it is web-shaped: the server sends an intermediate, and there
+    /// is no client identity.
+    pub const fn is_web(self) -> bool {
+        matches!(self, Pki::WebRsa2048 | Pki::WebEcdsaP256)
     }
 
     /// The one handshake signature scheme the PKI's keys sign with, for the
@@ -42,25 +67,30 @@ impl Pki {
     /// client's CertificateVerify alike.
     pub const fn signature_scheme(self) -> SignatureScheme {
         match self {
-            Pki::Rsa4096 => SignatureScheme::RsaPssRsaeSha256,
-            Pki::EcdsaP256 => SignatureScheme::EcdsaSecp256r1Sha256,
+            Pki::Rsa4096 | Pki::WebRsa2048 => SignatureScheme::RsaPssRsaeSha256,
+            Pki::EcdsaP256 | Pki::WebEcdsaP256 => SignatureScheme::EcdsaSecp256r1Sha256,
         }
     }
 
-    /// The self-signed CA certificate (PEM): the only certificate a
-    /// verifying side trusts.
+    /// The self-signed CA (laboratory) or root (web) certificate, PEM: the
+    /// only certificate a verifying side trusts.
     pub const fn ca_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/ca.pem"),
             Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-ca.pem"),
+            Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-root.pem"),
+            Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-root.pem"),
         }
     }
 
-    /// The server's chain (leaf for `localhost`, then the CA), PEM.
+    /// The chain the server sends, PEM: its leaf for `localhost`, then the
+    /// CA (laboratory) or the intermediate (web; the root is not sent).
     pub const fn server_chain_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/leaf.pem"),
             Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-leaf.pem"),
+            Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.pem"),
+            Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.pem"),
         }
     }
 
@@ -69,31 +99,40 @@ impl Pki {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/leaf.key"),
             Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-leaf.key"),
+            Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.key"),
+            Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.key"),
         }
     }
 
     /// The mTLS client's chain (leaf, then the CA), PEM. The RSA client leaf
     /// is CN "regress test client"; both client leaves also name `localhost`.
+    /// Empty for a web PKI, which has no client identity (paths refuse
+    /// client authentication on it, so nothing loads it).
     pub const fn client_chain_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.pem"),
             Pki::EcdsaP256 => include_bytes!("../../certs/client-ecdsa.pem"),
+            Pki::WebRsa2048 | Pki::WebEcdsaP256 => b"",
         }
     }
 
-    /// The client leaf's private key (PKCS#8 PEM).
+    /// The client leaf's private key (PKCS#8 PEM); empty for a web PKI.
     pub const fn client_key_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.key"),
             Pki::EcdsaP256 => include_bytes!("../../certs/client-ecdsa.key"),
+            Pki::WebRsa2048 | Pki::WebEcdsaP256 => b"",
         }
     }
 
-    /// The other PKI: a client trusting it must reject this one's server.
+    /// Another PKI of the same key type's counterpart: a client trusting it
+    /// must reject this one's server.
     pub const fn other(self) -> Pki {
         match self {
             Pki::Rsa4096 => Pki::EcdsaP256,
             Pki::EcdsaP256 => Pki::Rsa4096,
+            Pki::WebRsa2048 => Pki::WebEcdsaP256,
+            Pki::WebEcdsaP256 => Pki::WebRsa2048,
         }
     }
 }
@@ -151,6 +190,22 @@ mod tests {
             }
         }
         assert_ne!(Pki::Rsa4096.ca_pem(), Pki::EcdsaP256.ca_pem());
+        for pki in Pki::WEB {
+            assert_eq!(count(pki.ca_pem(), "CERTIFICATE"), 1, "{pki:?}");
+            let chain = pki.server_chain_pem();
+            assert_eq!(
+                count(chain, "CERTIFICATE"),
+                2,
+                "{pki:?}: leaf, intermediate"
+            );
+            assert!(
+                !chain.ends_with(pki.ca_pem()),
+                "{pki:?}: the root is not sent"
+            );
+            assert_eq!(count(pki.server_key_pem(), "PRIVATE KEY"), 1, "{pki:?}");
+            assert!(pki.client_chain_pem().is_empty() && pki.is_web());
+            assert_eq!(pki.other().other(), pki);
+        }
         assert_eq!(Pki::Rsa4096.other(), Pki::EcdsaP256);
         assert_eq!(Pki::EcdsaP256.other(), Pki::Rsa4096);
     }

@@ -54,7 +54,7 @@ impl ServerIdentity for crate::s2n_tls::tls::S2nTls {
         use crate::s2n_tls::config::{
             client_config, policies, policy, server_config_with, Configs,
         };
-        let (client_policy, server_policy) = policies(&profile.pins)?;
+        let (client_policy, server_policy) = policies(profile)?;
         Ok(Configs {
             client: client_config(&policy(client_policy)?, profile.pki, None, None)?,
             server: server_config_with(

@@ -65,6 +65,9 @@ pub fn negotiated(ssl: &SslRef, server: bool) -> Negotiated {
             None => group.map_or(Seen::Nothing, |nid| Seen::Other(format!("{nid:?}"))),
         },
         resumed: ssl.session_reused(),
+        // OpenSSL 3.0 has no API that says so: `check_handshake` proves it
+        // from the key share the client sent.
+        retried: None,
         server_signature,
         client_signature,
     }
@@ -84,14 +87,17 @@ fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
         .public_key()
         .context("reading a peer certificate's key")?;
     match pki {
-        Pki::Rsa4096 => ensure(key.id() == Id::RSA && key.bits() == 4096, || {
-            format!(
-                "peer key is {:?}/{} bits, expected RSA-4096",
-                key.id(),
-                key.bits()
-            )
-        }),
-        Pki::EcdsaP256 => {
+        Pki::Rsa4096 | Pki::WebRsa2048 => {
+            let bits = if pki == Pki::Rsa4096 { 4096 } else { 2048 };
+            ensure(key.id() == Id::RSA && key.bits() == bits, || {
+                format!(
+                    "peer key is {:?}/{} bits, expected RSA-{bits}",
+                    key.id(),
+                    key.bits()
+                )
+            })
+        }
+        Pki::EcdsaP256 | Pki::WebEcdsaP256 => {
             let curve = key.ec_key().ok().and_then(|ec| ec.group().curve_name());
             ensure(
                 key.id() == Id::EC && curve == Some(Nid::X9_62_PRIME256V1),
@@ -99,6 +105,28 @@ fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
             )
         }
     }
+}
+
+/// Proves a HelloRetryRequest happened exactly where the path has one.
+/// OpenSSL reports none, but its client sends one key share, for the first
+/// group of its list ([`super::context`]), and the server can only choose
+/// a group it has a share for or ask for another with a HelloRetryRequest.
+/// So with the client's list `[guess, pinned]` and the pinned group
+/// negotiated (which `Expected::check` has compared), the server retried;
+/// with a list of the pinned group alone, it cannot have.
+fn check_retry(profile: &Profile, expected: &Expected) -> Result<(), HarnessError> {
+    let groups = profile.client_groups();
+    let first_share = groups.first().copied();
+    let retried = first_share != Some(expected.pins.group);
+    ensure(retried == expected.retried, || {
+        format!(
+            "the client's one key share was for {}, the handshake negotiated {}: \
+             HelloRetryRequest {retried}, expected {}",
+            first_share.map_or("nothing", |group| group.name()),
+            expected.pins.group.name(),
+            expected.retried
+        )
+    })
 }
 
 /// Checks that both sides finished the `expected` handshake, on contexts
@@ -125,6 +153,7 @@ pub fn check_handshake(
         }
     }
     expected.check(&both_sides(pair))?;
+    check_retry(profile, expected)?;
 
     let client = pair.client.ssl();
     let server = pair.server.ssl();

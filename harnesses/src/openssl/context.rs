@@ -20,22 +20,37 @@ use crate::paths::Profile;
 pub const FIXED_VERIFY_TIME: libc::time_t = FIXED_UNIX_SECS as libc::time_t;
 
 /// A group's name in OpenSSL's group lists (`set_groups_list`).
-fn group_list(group: NamedGroup) -> &'static str {
+fn group_name(group: NamedGroup) -> &'static str {
     match group {
         NamedGroup::Secp256r1 => "P-256",
         NamedGroup::X25519 => "X25519",
+        NamedGroup::X25519MlKem768 => "X25519MLKEM768",
     }
+}
+
+/// An OpenSSL group list of `groups`, in order. An OpenSSL client sends
+/// one key share, for the first group of its list.
+fn group_list(groups: &[NamedGroup]) -> String {
+    groups
+        .iter()
+        .map(|group| group_name(*group))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// What both sides of a profile share: the version (min = max), exactly the
 /// pinned suite (`set_ciphersuites` for TLS 1.3, `set_cipher_list` for
 /// TLS 1.2), the pinned group only (the client's one key share is of it, so
-/// there is never a HelloRetryRequest), exactly one signature scheme
+/// there is no HelloRetryRequest; `groups` says otherwise for a client that
+/// guesses another group first), exactly one signature scheme
 /// (`set_sigalgs_list` on both sides, which also fixes the scheme of an mTLS
 /// client's CertificateVerify), no session cache, tickets as the profile
 /// says (`SSL_OP_NO_TICKET` and no TLS 1.3 tickets, or exactly one per
 /// handshake), and the fixed verification time.
-fn base_builder(profile: &Profile) -> Result<SslContextBuilder, HarnessError> {
+fn base_builder(
+    profile: &Profile,
+    groups: &[NamedGroup],
+) -> Result<SslContextBuilder, HarnessError> {
     let mut builder = SslContext::builder(SslMethod::tls()).context("SSL_CTX_new")?;
     let pins = &profile.pins;
     let version = match pins.version {
@@ -57,7 +72,7 @@ fn base_builder(profile: &Profile) -> Result<SslContextBuilder, HarnessError> {
             .context("setting the TLS 1.2 cipher")?,
     }
     builder
-        .set_groups_list(group_list(pins.group))
+        .set_groups_list(&group_list(groups))
         .context("setting the groups")?;
     builder
         .set_sigalgs_list(pins.scheme.name())
@@ -122,7 +137,7 @@ pub fn server_context(
     chain_pem: &[u8],
     key_pem: &[u8],
 ) -> Result<SslContext, HarnessError> {
-    let mut builder = base_builder(profile)?;
+    let mut builder = base_builder(profile, &[profile.pins.group])?;
     load_identity(&mut builder, chain_pem, key_pem)?;
     if profile.client_auth {
         builder
@@ -141,7 +156,7 @@ pub fn client_context(
     ca_pem: &[u8],
     host: &str,
 ) -> Result<SslContext, HarnessError> {
-    let mut builder = base_builder(profile)?;
+    let mut builder = base_builder(profile, &profile.client_groups())?;
     builder
         .set_verify_cert_store(trust_store(ca_pem)?)
         .context("setting the client's verify store")?;

@@ -6,6 +6,7 @@ use regress_measure::{HarnessError, RuntimeLibrary};
 
 use super::{ffi, rng};
 use crate::common::error::ensure;
+use crate::common::pins::NamedGroup;
 
 /// Initialises OpenSSL for measurement, once per process: without reading
 /// `openssl.cnf`, and with the deterministic RNG ([`rng::install`]).
@@ -34,6 +35,23 @@ pub fn init() -> Result<(), HarnessError> {
     });
     ensure(initialised, || "OPENSSL_init_ssl failed".to_owned())?;
     rng::install()
+}
+
+/// The first OpenSSL release with the post-quantum hybrid X25519MLKEM768
+/// (ML-KEM arrived in 3.5), as `OPENSSL_VERSION_NUMBER` writes it.
+const FIRST_WITH_MLKEM: i64 = 0x3050_0000;
+
+/// Why the linked OpenSSL cannot negotiate `group`, if it cannot: its
+/// version, read at run time (the library, not the crate, decides).
+pub fn unsupported_group(group: NamedGroup) -> Option<String> {
+    let number = i64::from(openssl::version::number());
+    (group.is_post_quantum() && number < FIRST_WITH_MLKEM).then(|| {
+        format!(
+            "{} has no {} (ML-KEM arrived in OpenSSL 3.5)",
+            openssl::version::version(),
+            group.name()
+        )
+    })
 }
 
 /// The system OpenSSL, for every harness's

@@ -4,7 +4,7 @@
 //! [`Negotiated`]; the schemes of the
 //! handshake signatures come from the verifiers' logs ([`super::verify`]).
 //! [`check_handshake`] adds what only rustls reports: the handshake kind
-//! (no HelloRetryRequest), the SNI the server saw, what the server queued
+//! (a HelloRetryRequest exactly where the path has one), the SNI the server saw, what the server queued
 //! after the handshake, and the chains each side received.
 
 use regress_measure::HarnessError;
@@ -43,6 +43,9 @@ fn negotiated(
                 NamedGroup::from_iana(group.name().into())
             }),
         resumed: conn.handshake_kind() == Some(HandshakeKind::Resumed),
+        retried: conn
+            .handshake_kind()
+            .map(|kind| kind == HandshakeKind::FullWithHelloRetryRequest),
         server_signature,
         client_signature,
     }
@@ -95,7 +98,7 @@ pub fn check_handshake(
     pair: &Pair,
     expected: &Expected,
 ) -> Result<(), HarnessError> {
-    check_kind(pair, expected.resumed)?;
+    check_kind(pair, expected.resumed, expected.retried)?;
     expected.check(&both_sides(configs, pair, true))?;
     let sni = api::sni(&pair.server);
     ensure(sni == Some(SERVER_NAME), || {
@@ -134,13 +137,13 @@ pub fn check_handshake(
     }
 }
 
-/// Both sides are done with a full handshake (without HelloRetryRequest),
-/// or a resumed one.
-pub fn check_kind(pair: &Pair, resumed: bool) -> Result<(), HarnessError> {
-    let kind = if resumed {
-        HandshakeKind::Resumed
-    } else {
-        HandshakeKind::Full
+/// Both sides are done with a full handshake (with a HelloRetryRequest
+/// exactly when `retried`), or a resumed one.
+pub fn check_kind(pair: &Pair, resumed: bool, retried: bool) -> Result<(), HarnessError> {
+    let kind = match (resumed, retried) {
+        (true, _) => HandshakeKind::Resumed,
+        (false, true) => HandshakeKind::FullWithHelloRetryRequest,
+        (false, false) => HandshakeKind::Full,
     };
     let sides = [
         (

@@ -42,7 +42,8 @@ impl TimeProvider for FixedTime {
 }
 
 /// Everything rustls pins before building configs: a provider with exactly
-/// one suite, one group and one signature scheme, deterministic randomness
+/// one suite, one group (the client's: its guess first on a
+/// HelloRetryRequest path) and one signature scheme, deterministic randomness
 /// ([`rng::DETERMINISTIC_RANDOM`]), the fixed clock and the version
 /// ([`api::pinned_provider`]).
 ///
@@ -54,19 +55,46 @@ impl TimeProvider for FixedTime {
 /// rustls does by default. Built in `setup`; `run` only clones its `Arc`s.
 #[derive(Debug, Clone)]
 pub struct Pinned {
+    /// The server's provider (and the client's, unless the client offers
+    /// other groups).
     pub provider: Arc<CryptoProvider>,
+    /// The client's provider: the server's, or with the client's groups.
+    pub client_provider: Arc<CryptoProvider>,
     time: Arc<dyn TimeProvider>,
     pins: Pins,
 }
 
 impl Pinned {
-    /// The provider, clock and version of `pins`.
+    /// The provider, clock and version of `pins`, both sides offering
+    /// exactly the pinned group.
     pub fn new(pins: &Pins) -> Pinned {
+        let provider = Arc::new(api::pinned_provider(
+            pins,
+            &[pins.group],
+            &rng::DETERMINISTIC_RANDOM,
+        ));
         Pinned {
-            provider: Arc::new(api::pinned_provider(pins, &rng::DETERMINISTIC_RANDOM)),
+            client_provider: provider.clone(),
+            provider,
             time: Arc::new(FixedTime),
             pins: *pins,
         }
+    }
+
+    /// [`Pinned::new`] for `profile`, whose client may offer other groups
+    /// first (rustls sends a key share for its first group only, so a
+    /// server without it asks for a HelloRetryRequest).
+    pub fn of(profile: &Profile) -> Pinned {
+        let mut pinned = Pinned::new(&profile.pins);
+        let groups = profile.client_groups();
+        if groups != [profile.pins.group] {
+            pinned.client_provider = Arc::new(api::pinned_provider(
+                &profile.pins,
+                &groups,
+                &rng::DETERMINISTIC_RANDOM,
+            ));
+        }
+        pinned
     }
 }
 
@@ -143,9 +171,9 @@ pub fn client_config(
     client_auth: bool,
     resumption: Option<Arc<dyn ClientSessionStore>>,
 ) -> Result<(ClientConfig, Arc<NotingServerVerifier>), HarnessError> {
-    let inner = api::server_verifier(trust_only(&pem.ca)?, &pinned.provider)?;
+    let inner = api::server_verifier(trust_only(&pem.ca)?, &pinned.client_provider)?;
     let verifier = Arc::new(NotingServerVerifier::new(inner));
-    let builder = api::client_builder(&pinned.provider, &pinned.time, &pinned.pins)?
+    let builder = api::client_builder(&pinned.client_provider, &pinned.time, &pinned.pins)?
         .dangerous()
         .with_custom_certificate_verifier(verifier.clone());
     let mut config = if client_auth {
@@ -190,7 +218,7 @@ impl Configs {
         ensure(profile.tickets == resumption.is_some(), || {
             "a client session store goes with tickets, and only with them".into()
         })?;
-        let pinned = Pinned::new(&profile.pins);
+        let pinned = Pinned::of(profile);
         let pem = PemCopies::of(profile.pki);
         let (server, client_verifier) =
             server_config(&pinned, &pem, profile.client_auth, profile.tickets)?;
@@ -275,9 +303,19 @@ mod tests {
 
     #[test]
     fn pinned_provider_offers_one_suite_one_group_one_scheme() {
-        for path in Handshake::ALL {
-            let pins = path.profile().pins;
-            let provider = Pinned::new(&pins).provider;
+        for path in Handshake::ALL.into_iter().chain(Handshake::REAL_WORLD) {
+            let profile = path.profile();
+            let pins = profile.pins;
+            let pinned = Pinned::of(&profile);
+            let client_groups: Vec<u16> = pinned
+                .client_provider
+                .kx_groups
+                .iter()
+                .map(|g| g.name().into())
+                .collect();
+            let expected: Vec<u16> = profile.client_groups().iter().map(|g| g.iana()).collect();
+            assert_eq!(client_groups, expected, "{path}");
+            let provider = pinned.provider;
             assert_eq!(api::suites_of(&provider), [pins.suite.iana()]);
             let groups: Vec<u16> = provider.kx_groups.iter().map(|g| g.name().into()).collect();
             assert_eq!(groups, [pins.group.iana()]);

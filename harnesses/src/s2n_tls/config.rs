@@ -14,7 +14,7 @@ use s2n_tls::enums::ClientAuthType;
 use s2n_tls::security::Policy;
 
 use crate::common::error::Context as _;
-use crate::common::pins::{CipherSuite, Pins};
+use crate::common::pins::{CipherSuite, NamedGroup};
 use crate::common::pki::{Pki, SERVER_NAME};
 use crate::common::time::{fixed_system_time, FIXED_UNIX_SECS};
 use crate::paths::Profile;
@@ -36,13 +36,48 @@ pub const AES256_SERVER_POLICY: &str = "20190802";
 /// ECDHE-RSA-CHACHA20-POLY1305 first, secp256r1 first.
 pub const CHACHA20_POLICY: &str = "20201021";
 
+/// The policy of both sides of post-quantum paths: `default_pq` in s2n-tls
+/// 0.3.47 (`security_policy_20250721`: X25519MLKEM768 first among its KEM
+/// groups, TLS_AES_128_GCM_SHA256 first; with an rsaEncryption key its first
+/// usable scheme is rsa_pss_rsae_sha256, with a P-256 key
+/// ecdsa_secp256r1_sha256).
+pub const PQ_POLICY: &str = "20250721";
+
+/// The policy of both sides of X25519 paths: x25519 first among its curves,
+/// no KEM groups, TLS_AES_128_GCM_SHA256 first. Also the client of
+/// HelloRetryRequest paths, whose one key share is then x25519.
+pub const X25519_POLICY: &str = "20240603";
+
+/// The server of HelloRetryRequest paths: TLS 1.3 with
+/// TLS_AES_128_GCM_SHA256 first and curves secp256r1, secp384r1, secp521r1
+/// only, so a client's x25519 share must be retried on secp256r1.
+pub const NO_X25519_SERVER_POLICY: &str = "20230317";
+
 /// The (client, server) policies that make two s2n-tls peers negotiate
-/// `pins`, or why there are none (see the table in the module
-/// documentation of `s2n_tls`). Two s2n-tls peers negotiate the server's
-/// most preferred mutually supported suite, group and scheme; with an
-/// RSA (rsaEncryption) key the first usable scheme of these policies is
-/// rsa_pss_rsae_sha256, with a P-256 key ecdsa_secp256r1_sha256.
-pub fn policies(pins: &Pins) -> Result<(&'static str, &'static str), &'static str> {
+/// `profile`'s pins (and its HelloRetryRequest), or why there are none (see
+/// the table in the module documentation of `s2n_tls`). Two s2n-tls peers
+/// negotiate the server's most preferred mutually supported suite, group
+/// and scheme; with an RSA (rsaEncryption) key the first usable scheme of
+/// these policies is rsa_pss_rsae_sha256, with a P-256 key
+/// ecdsa_secp256r1_sha256.
+pub fn policies(profile: &Profile) -> Result<(&'static str, &'static str), &'static str> {
+    let pins = &profile.pins;
+    let tls13_aes128 = pins.suite == CipherSuite::Tls13Aes128GcmSha256;
+    match (pins.group, profile.retry_from) {
+        (NamedGroup::Secp256r1, None) => {}
+        (NamedGroup::Secp256r1, Some(NamedGroup::X25519)) if tls13_aes128 => {
+            return Ok((X25519_POLICY, NO_X25519_SERVER_POLICY))
+        }
+        (NamedGroup::X25519, None) if tls13_aes128 => return Ok((X25519_POLICY, X25519_POLICY)),
+        (NamedGroup::X25519MlKem768, None) if tls13_aes128 => return Ok((PQ_POLICY, PQ_POLICY)),
+        _ => {
+            return Err(
+                "no pair of s2n-tls policies pins this group and retry with this suite \
+                 (only TLS_AES_128_GCM_SHA256 has X25519, X25519MLKEM768 and the \
+                 x25519-to-secp256r1 HelloRetryRequest)",
+            )
+        }
+    }
     match pins.suite {
         CipherSuite::Tls13Aes128GcmSha256 => Ok((PINNED_POLICY, PINNED_POLICY)),
         CipherSuite::Tls13Aes256GcmSha384 => Ok((PINNED_POLICY, AES256_SERVER_POLICY)),
@@ -248,7 +283,7 @@ pub struct Configs {
 impl Configs {
     /// Both configs of `profile`, on the policies that pin its parameters.
     pub fn new(profile: &Profile) -> Result<Configs, HarnessError> {
-        let (client_policy, server_policy) = policies(&profile.pins)?;
+        let (client_policy, server_policy) = policies(profile)?;
         let tickets = profile.tickets.then(TicketStore::default);
         Ok(Configs {
             client: client_config(
@@ -291,6 +326,9 @@ mod tests {
             TLS12_CLIENT_POLICY,
             AES256_SERVER_POLICY,
             CHACHA20_POLICY,
+            PQ_POLICY,
+            X25519_POLICY,
+            NO_X25519_SERVER_POLICY,
         ] {
             let policy = policy(name).expect("policy");
             base_builder(&policy).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -89,7 +89,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
     Ok(match *path {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
         Path::Handshake(handshake) => {
-            config::policies(&handshake.profile().pins)?;
+            config::policies(&handshake.profile())?;
             if handshake.resumption {
                 Box::new(resumption::SessionResumption(handshake))
             } else {
@@ -97,7 +97,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
             }
         }
         Path::Record(record) => {
-            config::policies(&record.profile().pins)?;
+            config::policies(&record.profile())?;
             Box::new(Records::<S2nTls>::new(record))
         }
         Path::X509Parse | Path::X509Verify => {

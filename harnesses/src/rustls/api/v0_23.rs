@@ -77,6 +77,7 @@ fn group(group: Group) -> &'static dyn SupportedKxGroup {
     match group {
         Group::Secp256r1 => kx_group::SECP256R1,
         Group::X25519 => kx_group::X25519,
+        Group::X25519MlKem768 => kx_group::X25519MLKEM768,
     }
 }
 
@@ -106,11 +107,15 @@ fn scheme_mapping(scheme: Scheme) -> &'static [MappingEntry] {
 /// signature scheme, and `random`. Certificate signatures are verified with
 /// the provider's full default list of algorithms. The version is pinned by
 /// the builders ([`server_builder`], [`client_builder`]).
-pub fn pinned_provider(pins: &Pins, random: &'static dyn SecureRandom) -> CryptoProvider {
+pub fn pinned_provider(
+    pins: &Pins,
+    groups: &[Group],
+    random: &'static dyn SecureRandom,
+) -> CryptoProvider {
     let base = provider::default_provider();
     CryptoProvider {
         cipher_suites: vec![suite(pins.suite)],
-        kx_groups: vec![group(pins.group)],
+        kx_groups: groups.iter().map(|g| group(*g)).collect(),
         signature_verification_algorithms: WebPkiSupportedAlgorithms {
             all: base.signature_verification_algorithms.all,
             mapping: scheme_mapping(pins.scheme),

@@ -101,12 +101,11 @@ fn suites(
 }
 
 /// The aws-lc-rs provider's implementation of a pinned group.
-fn group(group: Group) -> &'static [&'static dyn SupportedKxGroup] {
-    static SECP256R1: [&dyn SupportedKxGroup; 1] = [kx_group::SECP256R1];
-    static X25519: [&dyn SupportedKxGroup; 1] = [kx_group::X25519];
+fn group(group: Group) -> &'static dyn SupportedKxGroup {
     match group {
-        Group::Secp256r1 => &SECP256R1,
-        Group::X25519 => &X25519,
+        Group::Secp256r1 => kx_group::SECP256R1,
+        Group::X25519 => kx_group::X25519,
+        Group::X25519MlKem768 => kx_group::X25519MLKEM768,
     }
 }
 
@@ -164,13 +163,17 @@ fn algorithms(scheme: Scheme) -> WebPkiSupportedAlgorithms {
 /// The aws-lc-rs provider with exactly the pinned suite (and so version),
 /// group and signature scheme, and `random`; its key provider and ticketer
 /// factory.
-pub fn pinned_provider(pins: &Pins, random: &'static dyn SecureRandom) -> CryptoProvider {
+pub fn pinned_provider(
+    pins: &Pins,
+    groups: &[Group],
+    random: &'static dyn SecureRandom,
+) -> CryptoProvider {
     let base = provider::DEFAULT_PROVIDER;
     let (tls12, tls13) = suites(pins.suite);
     CryptoProvider {
         tls12_cipher_suites: Cow::Borrowed(tls12),
         tls13_cipher_suites: Cow::Borrowed(tls13),
-        kx_groups: Cow::Borrowed(group(pins.group)),
+        kx_groups: Cow::Owned(groups.iter().map(|g| group(*g)).collect()),
         signature_verification_algorithms: algorithms(pins.scheme),
         secure_random: random,
         key_provider: base.key_provider,
@@ -439,9 +442,17 @@ mod tests {
         let tls13 = Handshake::RSA4096.profile().pins;
         let tls12 = Handshake::ALL[4].profile().pins;
         let time: Arc<dyn TimeProvider> = Arc::new(FixedTime);
-        let only12 = Arc::new(pinned_provider(&tls12, &DETERMINISTIC_RANDOM));
-        let only13 = Arc::new(pinned_provider(&tls13, &DETERMINISTIC_RANDOM));
-        let mut both = pinned_provider(&tls13, &DETERMINISTIC_RANDOM);
+        let only12 = Arc::new(pinned_provider(
+            &tls12,
+            &[tls12.group],
+            &DETERMINISTIC_RANDOM,
+        ));
+        let only13 = Arc::new(pinned_provider(
+            &tls13,
+            &[tls13.group],
+            &DETERMINISTIC_RANDOM,
+        ));
+        let mut both = pinned_provider(&tls13, &[tls13.group], &DETERMINISTIC_RANDOM);
         both.tls12_cipher_suites = only12.tls12_cipher_suites.clone();
         let both = Arc::new(both);
         for (provider, pins, ok) in [
