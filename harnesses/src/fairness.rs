@@ -13,6 +13,7 @@ use crate::paths::{Benchmark, Handshake, Library, Path};
 use crate::registry::not_applicable;
 use crate::rustls::tls::Rustls;
 use crate::s2n_tls::tls::S2nTls;
+use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
 use crate::tls::record::Records;
 use crate::tls::testing::{one_run, tls13};
@@ -134,6 +135,31 @@ fn every_library_rejects_every_other_expectation() {
     check_rejects_every_other_expectation::<S2nTls>(Library::S2nTls);
     check_rejects_every_other_expectation::<Rustls>(Library::Rustls);
     check_rejects_every_other_expectation::<OpenSsl>(Library::OpenSsl);
+}
+
+/// The defaults check holds the library to its table: a handshake of pinned
+/// configs (web ECDSA, X25519, TLS_AES_128_GCM_SHA256, which no library
+/// picks on its own) fails it.
+fn defaults_check_needs_the_defaults<L: Defaults>() {
+    let harness = DefaultHandshake::<L>::new();
+    let configs = harness.setup().expect("default configs");
+    let fresh = harness.prepare(&configs).expect("prepare");
+    let pair = harness.run(&configs, fresh).expect("run");
+    harness
+        .check(&configs, &pair)
+        .expect("the library's defaults");
+    let (pinned, pair) = one_run::<L>(Handshake::REAL_WORLD[5]);
+    assert!(
+        L::check(&pinned, &pair, &L::defaults().expected(false)).is_err(),
+        "a pinned handshake passed as the defaults"
+    );
+}
+
+#[test]
+fn every_library_is_held_to_its_defaults() {
+    defaults_check_needs_the_defaults::<S2nTls>();
+    defaults_check_needs_the_defaults::<Rustls>();
+    defaults_check_needs_the_defaults::<OpenSsl>();
 }
 
 #[test]

@@ -50,6 +50,10 @@ pub enum Path {
     ConfigBuild,
     /// One handshake between a fresh client and server.
     Handshake(Handshake),
+    /// One handshake between a client and a server of the library's default
+    /// configuration (`crate::tls::defaults`): what the library chooses,
+    /// not a comparison.
+    Defaults,
     /// 1 MiB of application data over an established connection.
     Record(Record),
     /// Parsing the RSA-4096 leaf and CA certificates.
@@ -74,6 +78,7 @@ impl fmt::Display for Path {
         match self {
             Path::ConfigBuild => f.write_str("config_build"),
             Path::Handshake(handshake) => handshake.fmt(f),
+            Path::Defaults => f.write_str("handshake_defaults"),
             Path::Record(record) => record.fmt(f),
             Path::X509Parse => f.write_str("x509_parse_chain"),
             Path::X509Verify => f.write_str("x509_verify_chain"),

@@ -58,6 +58,7 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         .chain(records)
         .chain(x509.copied())
         .chain(Handshake::REAL_WORLD.map(Path::Handshake))
+        .chain(std::iter::once(Path::Defaults))
 }
 
 /// Why the library, as this build links it, cannot run `benchmark`'s path,
@@ -185,7 +186,7 @@ mod tests {
         let skipped = not_applicable_benchmarks();
         assert_eq!(
             entries.len() + skipped.len(),
-            69 + 3 * Handshake::REAL_WORLD.len()
+            69 + 3 * (Handshake::REAL_WORLD.len() + 1)
         );
         for (name, why) in &skipped {
             assert!(

@@ -94,7 +94,7 @@ fn base_builder(
 
 /// A fresh store trusting only the CA in `ca_pem`: `set_default_verify_paths`
 /// is never called, so no system trust store.
-fn trust_store(ca_pem: &[u8]) -> Result<X509Store, HarnessError> {
+pub fn trust_store(ca_pem: &[u8]) -> Result<X509Store, HarnessError> {
     let ca = X509::from_pem(ca_pem).context("parsing the CA certificate")?;
     let mut store = X509StoreBuilder::new().context("X509_STORE_new")?;
     store.add_cert(ca).context("adding the CA to the store")?;
@@ -103,7 +103,7 @@ fn trust_store(ca_pem: &[u8]) -> Result<X509Store, HarnessError> {
 
 /// Loads a PEM chain (leaf first) and its private key into `builder`, and
 /// checks that they match.
-fn load_identity(
+pub fn load_identity(
     builder: &mut SslContextBuilder,
     chain_pem: &[u8],
     key_pem: &[u8],

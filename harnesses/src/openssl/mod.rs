@@ -52,6 +52,7 @@
 pub mod check;
 pub mod config_build;
 pub mod context;
+pub mod defaults;
 pub mod ffi;
 pub mod resumption;
 pub mod rng;
@@ -76,6 +77,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<OpenSsl>::new(handshake)),
         Path::Record(record) => Box::new(Records::<OpenSsl>::new(record)),
+        Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<OpenSsl>::new()),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),

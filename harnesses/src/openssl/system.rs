@@ -44,7 +44,7 @@ const FIRST_WITH_MLKEM: i64 = 0x3050_0000;
 /// Why the linked OpenSSL cannot negotiate `group`, if it cannot: its
 /// version, read at run time (the library, not the crate, decides).
 pub fn unsupported_group(group: NamedGroup) -> Option<String> {
-    let number = i64::from(openssl::version::number());
+    let number = openssl::version::number();
     (group.is_post_quantum() && number < FIRST_WITH_MLKEM).then(|| {
         format!(
             "{} has no {} (ML-KEM arrived in OpenSSL 3.5)",

@@ -110,7 +110,7 @@ pub fn parse_chain(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, HarnessEr
 }
 
 /// The one private key in `pem` (PKCS#8).
-fn parse_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, HarnessError> {
+pub fn parse_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, HarnessError> {
     PrivateKeyDer::from_pem_slice(pem).context("parsing a PEM private key")
 }
 

@@ -101,6 +101,7 @@ pub mod api;
 pub mod check;
 pub mod config;
 pub mod config_build;
+pub mod defaults;
 pub mod resumption;
 pub mod rng;
 pub mod tls;
@@ -124,6 +125,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<Rustls>::new(handshake)),
         Path::Record(record) => Box::new(Records::<Rustls>::new(record)),
+        Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<Rustls>::new()),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),

@@ -10,6 +10,7 @@
 //! negotiated. What differs too much to share (session resumption, config
 //! building, X.509) stays a harness of the library's own.
 
+pub mod defaults;
 pub mod handshake;
 pub mod record;
 pub mod sides;

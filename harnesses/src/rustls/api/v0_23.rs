@@ -125,6 +125,36 @@ pub fn pinned_provider(
     }
 }
 
+/// The aws-lc-rs provider's defaults, drawing from `random`.
+pub fn default_provider(random: &'static dyn SecureRandom) -> CryptoProvider {
+    CryptoProvider {
+        secure_random: random,
+        ..provider::default_provider()
+    }
+}
+
+/// A server config builder on `provider` and `time` with rustls's default
+/// protocol versions.
+pub fn default_server_builder(
+    provider: &Arc<CryptoProvider>,
+    time: &Arc<dyn TimeProvider>,
+) -> Result<ConfigBuilder<ServerConfig, WantsVerifier>, HarnessError> {
+    ServerConfig::builder_with_details(provider.clone(), time.clone())
+        .with_safe_default_protocol_versions()
+        .context("the server's default protocol versions")
+}
+
+/// A client config builder on `provider` and `time` with rustls's default
+/// protocol versions.
+pub fn default_client_builder(
+    provider: &Arc<CryptoProvider>,
+    time: &Arc<dyn TimeProvider>,
+) -> Result<ConfigBuilder<ClientConfig, WantsVerifier>, HarnessError> {
+    ClientConfig::builder_with_details(provider.clone(), time.clone())
+        .with_safe_default_protocol_versions()
+        .context("the client's default protocol versions")
+}
+
 /// The signature verification algorithms of `provider`, for webpki.
 pub fn all_algorithms(
     provider: &CryptoProvider,

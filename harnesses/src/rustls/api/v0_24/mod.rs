@@ -181,6 +181,37 @@ pub fn pinned_provider(
     }
 }
 
+/// The aws-lc-rs provider's defaults, drawing from `random`.
+pub fn default_provider(random: &'static dyn SecureRandom) -> CryptoProvider {
+    CryptoProvider {
+        secure_random: random,
+        ..provider::DEFAULT_PROVIDER
+    }
+}
+
+/// A server config builder on `provider` and `time`: 0.24 offers the
+/// versions its provider has suites for.
+pub fn default_server_builder(
+    provider: &Arc<CryptoProvider>,
+    time: &Arc<dyn TimeProvider>,
+) -> Result<ConfigBuilder<ServerConfig, WantsVerifier>, HarnessError> {
+    Ok(ServerConfig::builder_with_details(
+        provider.clone(),
+        time.clone(),
+    ))
+}
+
+/// A client config builder on `provider` and `time`.
+pub fn default_client_builder(
+    provider: &Arc<CryptoProvider>,
+    time: &Arc<dyn TimeProvider>,
+) -> Result<ConfigBuilder<ClientConfig, WantsVerifier>, HarnessError> {
+    Ok(ClientConfig::builder_with_details(
+        provider.clone(),
+        time.clone(),
+    ))
+}
+
 /// The signature verification algorithms of `provider`, for webpki.
 pub fn all_algorithms(
     _provider: &CryptoProvider,

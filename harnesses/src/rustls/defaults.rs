@@ -1,0 +1,73 @@
+//! rustls's default configuration ([`Defaults`]): the aws-lc-rs provider's
+//! defaults and rustls's default protocol versions on both sides, plus the
+//! trust anchor, the web ECDSA chain, the fixed clock and the deterministic
+//! random source. One deviation, so that every run is a new connection:
+//! the client keeps no sessions (rustls's default client would resume its
+//! second handshake from the first one's ticket, and every counted run
+//! would be a resumption).
+
+use std::sync::Arc;
+
+use regress_measure::HarnessError;
+
+use super::api::{self, Resumption};
+use super::config::{parse_chain, parse_key, trust_only, Configs, FixedTime};
+use super::rng;
+use super::tls::Rustls;
+use super::verify::NotingServerVerifier;
+use crate::common::error::Context as _;
+use crate::common::pins::{CipherSuite, NamedGroup, Pins, TlsVersion};
+use crate::common::pki::PemCopies;
+use crate::paths::Profile;
+use crate::tls::defaults::{Defaults, DEFAULTS_PKI};
+
+impl Defaults for Rustls {
+    /// rustls 0.23.46 with aws-lc-rs and its default feature
+    /// `prefer-post-quantum` (which `harnesses/Cargo.toml` turns on, as
+    /// rustls's default features do): TLS 1.3, TLS_AES_256_GCM_SHA384 (its
+    /// first suite on a machine with AES-NI), X25519MLKEM768; the server
+    /// sends TLS 1.3 tickets from its in-memory session cache after the
+    /// handshake.
+    fn defaults() -> Profile {
+        Profile {
+            pki: DEFAULTS_PKI,
+            pins: Pins {
+                version: TlsVersion::Tls13,
+                suite: CipherSuite::Tls13Aes256GcmSha384,
+                group: NamedGroup::X25519MlKem768,
+                scheme: DEFAULTS_PKI.signature_scheme(),
+            },
+            client_auth: false,
+            tickets: true,
+            retry_from: None,
+        }
+    }
+
+    fn default_configs() -> Result<Configs, HarnessError> {
+        let provider = Arc::new(api::default_provider(&rng::DETERMINISTIC_RANDOM));
+        let time: Arc<dyn api::TimeProvider> = Arc::new(FixedTime);
+        let pem = PemCopies::of(DEFAULTS_PKI);
+        let server = api::with_single_cert(
+            api::default_server_builder(&provider, &time)?.with_no_client_auth(),
+            parse_chain(&pem.server_chain)?,
+            parse_key(&pem.server_key)?,
+        )
+        .context("loading the server chain and key")?;
+        let inner = api::server_verifier(trust_only(&pem.ca)?, &provider)?;
+        let verifier = Arc::new(NotingServerVerifier::new(inner));
+        let builder = api::default_client_builder(&provider, &time)?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier.clone());
+        let mut client =
+            api::with_no_client_auth(builder).context("finishing the client config")?;
+        client.resumption = Resumption::disabled();
+        Configs::assemble(
+            Arc::new(client),
+            Arc::new(server),
+            verifier,
+            None,
+            &Rustls::defaults(),
+            &pem,
+        )
+    }
+}
