@@ -50,6 +50,9 @@ pub enum Path {
     ConfigBuild,
     /// One handshake between a fresh client and server.
     Handshake(Handshake),
+    /// Closing an established connection: a close_notify each way
+    /// (`crate::tls::shutdown`).
+    Shutdown,
     /// One handshake between a client and a server of the library's default
     /// configuration (`crate::tls::defaults`): what the library chooses,
     /// not a comparison.
@@ -79,6 +82,7 @@ impl fmt::Display for Path {
             Path::ConfigBuild => f.write_str("config_build"),
             Path::Handshake(handshake) => handshake.fmt(f),
             Path::Defaults => f.write_str("handshake_defaults"),
+            Path::Shutdown => f.write_str("shutdown"),
             Path::Record(record) => record.fmt(f),
             Path::X509Parse => f.write_str("x509_parse_chain"),
             Path::X509Verify => f.write_str("x509_verify_chain"),

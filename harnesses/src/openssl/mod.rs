@@ -56,6 +56,7 @@ pub mod defaults;
 pub mod ffi;
 pub mod resumption;
 pub mod rng;
+pub mod shutdown;
 pub mod system;
 pub mod tls;
 pub mod transport;
@@ -77,6 +78,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<OpenSsl>::new(handshake)),
         Path::Record(record) => Box::new(Records::<OpenSsl>::new(record)),
+        Path::Shutdown => Box::new(crate::tls::shutdown::Shutdown::<OpenSsl>::new()),
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<OpenSsl>::new()),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),

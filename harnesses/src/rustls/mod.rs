@@ -104,6 +104,8 @@ pub mod config_build;
 pub mod defaults;
 pub mod resumption;
 pub mod rng;
+#[cfg(not(feature = "rustls-0-24"))]
+pub mod shutdown;
 pub mod tls;
 pub mod transport;
 pub mod verify;
@@ -125,6 +127,10 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<Rustls>::new(handshake)),
         Path::Record(record) => Box::new(Records::<Rustls>::new(record)),
+        #[cfg(not(feature = "rustls-0-24"))]
+        Path::Shutdown => Box::new(crate::tls::shutdown::Shutdown::<Rustls>::new()),
+        #[cfg(feature = "rustls-0-24")]
+        Path::Shutdown => return Err("not yet written for rustls 0.24's API".into()),
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<Rustls>::new()),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),

@@ -75,6 +75,7 @@ pub mod config;
 pub mod config_build;
 pub mod defaults;
 pub mod resumption;
+pub mod shutdown;
 pub mod tls;
 pub mod transport;
 
@@ -101,6 +102,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
             config::policies(&record.profile())?;
             Box::new(Records::<S2nTls>::new(record))
         }
+        Path::Shutdown => Box::new(crate::tls::shutdown::Shutdown::<S2nTls>::new()),
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<S2nTls>::new()),
         Path::X509Parse | Path::X509Verify => {
             return Err("the s2n-tls crate has no standalone X.509 API".into())

@@ -316,6 +316,18 @@ where
     pub fn outputs(&self) -> &Outputs {
         &self.conn
     }
+
+    /// Queues a close_notify alert (`send_close_notify`).
+    pub fn send_close_notify(&mut self) {
+        self.conn.send_close_notify();
+    }
+
+    /// Whether the peer's close_notify has been processed
+    /// (`process_new_packets`'s `peer_has_closed`; with nothing new to
+    /// process, it only reports).
+    pub fn peer_has_closed(&mut self) -> Result<bool, Error> {
+        Ok(self.conn.process_new_packets()?.peer_has_closed())
+    }
 }
 
 /// A server identity (the leaf alone) for [`verify_server`].
