@@ -16,6 +16,7 @@ use crate::s2n_tls::tls::S2nTls;
 use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
 use crate::tls::record::Records;
+use crate::tls::rejected::{RejectedHandshake, Rejection, REJECTED};
 use crate::tls::testing::{one_run, tls13};
 use crate::tls::Tls;
 
@@ -153,6 +154,31 @@ fn defaults_check_needs_the_defaults<L: Defaults>() {
         L::check(&pinned, &pair, &L::defaults().expected(false)).is_err(),
         "a pinned handshake passed as the defaults"
     );
+}
+
+/// The rejected path fails, and passes its check, only because the client
+/// trusts another CA: with the right CA the run is an error.
+fn rejection_needs_an_untrusted_server<L: Rejection>() {
+    let harness = RejectedHandshake::<L>::new();
+    let configs = harness.setup().expect("setup");
+    let fresh = harness.prepare(&configs).expect("prepare");
+    let output = harness.run(&configs, fresh).expect("a failed handshake");
+    harness
+        .check(&configs, &output)
+        .expect("rejected on the certificate");
+    let trusting = L::configs(&REJECTED.profile()).expect("configs");
+    let fresh = L::fresh(&trusting).expect("fresh");
+    assert!(
+        L::reject(&trusting, fresh).is_err(),
+        "a trusted server was rejected"
+    );
+}
+
+#[test]
+fn every_library_rejects_only_an_untrusted_server() {
+    rejection_needs_an_untrusted_server::<S2nTls>();
+    rejection_needs_an_untrusted_server::<Rustls>();
+    rejection_needs_an_untrusted_server::<OpenSsl>();
 }
 
 #[test]

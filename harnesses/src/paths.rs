@@ -50,6 +50,9 @@ pub enum Path {
     ConfigBuild,
     /// One handshake between a fresh client and server.
     Handshake(Handshake),
+    /// A handshake the client rejects: it trusts another CA than the one
+    /// that issued the server's chain (`crate::tls::rejected`).
+    Rejected,
     /// Closing an established connection: a close_notify each way
     /// (`crate::tls::shutdown`).
     Shutdown,
@@ -83,6 +86,7 @@ impl fmt::Display for Path {
             Path::Handshake(handshake) => handshake.fmt(f),
             Path::Defaults => f.write_str("handshake_defaults"),
             Path::Shutdown => f.write_str("shutdown"),
+            Path::Rejected => f.write_str("handshake_untrusted"),
             Path::Record(record) => record.fmt(f),
             Path::X509Parse => f.write_str("x509_parse_chain"),
             Path::X509Verify => f.write_str("x509_verify_chain"),
@@ -245,6 +249,7 @@ impl Handshake {
             } else {
                 None
             },
+            untrusted: false,
         }
     }
 
@@ -481,6 +486,9 @@ pub struct Profile {
     /// `pins.group` second; the server offers `pins.group` only, so it asks
     /// for a HelloRetryRequest. `None`: both offer exactly `pins.group`.
     pub retry_from: Option<NamedGroup>,
+    /// The client trusts another PKI's CA ([`Pki::other`]), so it must
+    /// reject the server's chain: the path of a failed handshake.
+    pub untrusted: bool,
 }
 
 impl Profile {
@@ -491,6 +499,15 @@ impl Profile {
             client_auth: self.client_auth,
             resumed,
             retried: self.retry_from.is_some(),
+        }
+    }
+
+    /// The PKI whose CA the client trusts.
+    pub const fn trusted_ca(&self) -> Pki {
+        if self.untrusted {
+            self.pki.other()
+        } else {
+            self.pki
         }
     }
 

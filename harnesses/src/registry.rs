@@ -58,7 +58,7 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         .chain(records)
         .chain(x509.copied())
         .chain(Handshake::REAL_WORLD.map(Path::Handshake))
-        .chain([Path::Defaults, Path::Shutdown])
+        .chain([Path::Defaults, Path::Rejected, Path::Shutdown])
 }
 
 /// Why the library, as this build links it, cannot run `benchmark`'s path,
@@ -70,8 +70,8 @@ pub fn not_applicable(benchmark: &Benchmark) -> Option<String> {
             crate::openssl::system::unsupported_group(handshake.group)
         }
         #[cfg(feature = "rustls-0-24")]
-        (Library::Rustls, Path::Shutdown) => {
-            Some("the shutdown harness is not yet written for rustls 0.24's API".into())
+        (Library::Rustls, Path::Shutdown | Path::Rejected) => {
+            Some("this harness is not yet written for rustls 0.24's API".into())
         }
         _ => None,
     }
@@ -190,7 +190,7 @@ mod tests {
         let skipped = not_applicable_benchmarks();
         assert_eq!(
             entries.len() + skipped.len(),
-            69 + 3 * (Handshake::REAL_WORLD.len() + 2)
+            69 + 3 * (Handshake::REAL_WORLD.len() + 3)
         );
         for (name, why) in &skipped {
             assert!(

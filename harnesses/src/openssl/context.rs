@@ -194,7 +194,7 @@ impl Contexts {
         let pki = profile.pki;
         Ok(Contexts {
             server: server_context(profile, pki.server_chain_pem(), pki.server_key_pem())?,
-            client: client_context(profile, pki.ca_pem(), SERVER_NAME)?,
+            client: client_context(profile, profile.trusted_ca().ca_pem(), SERVER_NAME)?,
             profile: *profile,
         })
     }

@@ -32,6 +32,7 @@ impl Defaults for OpenSsl {
             client_auth: false,
             tickets: true,
             retry_from: None,
+            untrusted: false,
         }
     }
 

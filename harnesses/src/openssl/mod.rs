@@ -54,6 +54,7 @@ pub mod config_build;
 pub mod context;
 pub mod defaults;
 pub mod ffi;
+pub mod rejected;
 pub mod resumption;
 pub mod rng;
 pub mod shutdown;
@@ -78,6 +79,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<OpenSsl>::new(handshake)),
         Path::Record(record) => Box::new(Records::<OpenSsl>::new(record)),
+        Path::Rejected => Box::new(crate::tls::rejected::RejectedHandshake::<OpenSsl>::new()),
         Path::Shutdown => Box::new(crate::tls::shutdown::Shutdown::<OpenSsl>::new()),
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<OpenSsl>::new()),
         Path::X509Parse => Box::new(x509::X509ParseChain),

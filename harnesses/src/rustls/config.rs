@@ -219,7 +219,10 @@ impl Configs {
             "a client session store goes with tickets, and only with them".into()
         })?;
         let pinned = Pinned::of(profile);
-        let pem = PemCopies::of(profile.pki);
+        let mut pem = PemCopies::of(profile.pki);
+        if profile.untrusted {
+            pem.ca = profile.trusted_ca().ca_pem().to_vec();
+        }
         let (server, client_verifier) =
             server_config(&pinned, &pem, profile.client_auth, profile.tickets)?;
         let (client, server_verifier) =

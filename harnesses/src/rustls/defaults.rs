@@ -40,6 +40,7 @@ impl Defaults for Rustls {
             client_auth: false,
             tickets: true,
             retry_from: None,
+            untrusted: false,
         }
     }
 

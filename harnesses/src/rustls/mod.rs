@@ -102,6 +102,8 @@ pub mod check;
 pub mod config;
 pub mod config_build;
 pub mod defaults;
+#[cfg(not(feature = "rustls-0-24"))]
+pub mod rejected;
 pub mod resumption;
 pub mod rng;
 #[cfg(not(feature = "rustls-0-24"))]
@@ -127,6 +129,10 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<Rustls>::new(handshake)),
         Path::Record(record) => Box::new(Records::<Rustls>::new(record)),
+        #[cfg(not(feature = "rustls-0-24"))]
+        Path::Rejected => Box::new(crate::tls::rejected::RejectedHandshake::<Rustls>::new()),
+        #[cfg(feature = "rustls-0-24")]
+        Path::Rejected => return Err("not yet written for rustls 0.24's API".into()),
         #[cfg(not(feature = "rustls-0-24"))]
         Path::Shutdown => Box::new(crate::tls::shutdown::Shutdown::<Rustls>::new()),
         #[cfg(feature = "rustls-0-24")]

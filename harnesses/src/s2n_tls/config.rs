@@ -288,7 +288,7 @@ impl Configs {
         Ok(Configs {
             client: client_config(
                 &policy(client_policy)?,
-                profile.pki,
+                profile.trusted_ca(),
                 tickets.clone(),
                 profile.client_auth.then_some(profile.pki),
             )?,

@@ -44,6 +44,7 @@ impl Defaults for S2nTls {
             client_auth: false,
             tickets: false,
             retry_from: None,
+            untrusted: false,
         }
     }
 

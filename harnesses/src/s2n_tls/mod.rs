@@ -74,6 +74,7 @@ pub mod check;
 pub mod config;
 pub mod config_build;
 pub mod defaults;
+pub mod rejected;
 pub mod resumption;
 pub mod shutdown;
 pub mod tls;
@@ -102,6 +103,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
             config::policies(&record.profile())?;
             Box::new(Records::<S2nTls>::new(record))
         }
+        Path::Rejected => Box::new(crate::tls::rejected::RejectedHandshake::<S2nTls>::new()),
         Path::Shutdown => Box::new(crate::tls::shutdown::Shutdown::<S2nTls>::new()),
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<S2nTls>::new()),
         Path::X509Parse | Path::X509Verify => {

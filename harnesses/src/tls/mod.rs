@@ -13,6 +13,7 @@
 pub mod defaults;
 pub mod handshake;
 pub mod record;
+pub mod rejected;
 pub mod shutdown;
 pub mod sides;
 #[cfg(test)]

@@ -317,6 +317,19 @@ where
         &self.conn
     }
 
+    /// `read_tls` and `process_new_packets` of everything that arrived at
+    /// `end`, stopping at rustls's first error, returned as rustls's own
+    /// error (a failed read of the transport as `Error::General`).
+    pub fn deliver_raw(&mut self, end: &mut Endpoint) -> Result<(), Error> {
+        while end.has_incoming() {
+            self.conn
+                .read_tls(end)
+                .map_err(|error| Error::General(error.to_string()))?;
+            self.conn.process_new_packets()?;
+        }
+        Ok(())
+    }
+
     /// Queues a close_notify alert (`send_close_notify`).
     pub fn send_close_notify(&mut self) {
         self.conn.send_close_notify();
@@ -327,6 +340,14 @@ where
     /// process, it only reports).
     pub fn peer_has_closed(&mut self) -> Result<bool, Error> {
         Ok(self.conn.process_new_packets()?.peer_has_closed())
+    }
+}
+
+/// The alert a rustls error says the peer sent, as its TLS code.
+pub fn received_alert(error: &Error) -> Option<u8> {
+    match error {
+        Error::AlertReceived(alert) => Some(u8::from(*alert)),
+        _ => None,
     }
 }
 
