@@ -57,6 +57,10 @@ pub enum Path {
     X509Verify,
     /// Raw AEAD calls, without TLS.
     Aead(Aead),
+    /// One KeyUpdate each way on an established TLS 1.3 connection of
+    /// [`Handshake::RSA4096`]'s configs, and one small record each way
+    /// under the new keys.
+    KeyUpdate,
     /// The calibration loop: `iterations` iterations of three instructions,
     /// named `spin_<label>`. The label is given, not derived: the pipeline's
     /// own end-to-end test changes a spin's iterations under a fixed name to
@@ -77,6 +81,7 @@ impl fmt::Display for Path {
             Path::X509Parse => f.write_str("x509_parse_chain"),
             Path::X509Verify => f.write_str("x509_verify_chain"),
             Path::Aead(aead) => aead.fmt(f),
+            Path::KeyUpdate => f.write_str("key_update"),
             Path::Spin { label, .. } => write!(f, "spin_{label}"),
         }
     }
@@ -451,6 +456,7 @@ mod tests {
             }),
         };
         assert_eq!(benchmark.name(), "s2n_tls::record_aes128gcm_16k");
+        assert_eq!(Path::KeyUpdate.to_string(), "key_update");
     }
 
     #[test]

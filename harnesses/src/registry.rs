@@ -48,10 +48,16 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         Library::S2nTls => [].iter(),
         _ => [Path::X509Parse, Path::X509Verify].iter(),
     };
+    // The rustls key_update harness is written for 0.23's API only.
+    let key_update = match library {
+        Library::Rustls if cfg!(feature = "rustls-0-24") => None,
+        _ => Some(Path::KeyUpdate),
+    };
     std::iter::once(Path::ConfigBuild)
         .chain(Handshake::ALL.map(Path::Handshake))
         .chain(records)
         .chain(x509.copied())
+        .chain(key_update)
 }
 
 /// The raw AEAD paths of aws-lc-rs: AES-GCM, both directions, every
@@ -154,7 +160,7 @@ mod tests {
     #[test]
     fn the_list_is_valid() {
         let entries = all();
-        assert_eq!(entries.len(), 69);
+        assert_eq!(entries.len(), 72);
         for entry in &entries {
             let record = entry.name.contains("::record_");
             let expected = record.then_some(1 << 20);
@@ -201,6 +207,7 @@ mod tests {
                 }),
             ),
             (Library::Calibration, Path::X509Parse),
+            (Library::AwsLcRs, Path::KeyUpdate),
         ] {
             assert!(
                 entries([Benchmark { library, path }]).is_err(),

@@ -53,6 +53,7 @@ pub mod check;
 pub mod config_build;
 pub mod context;
 pub mod ffi;
+pub mod key_update;
 pub mod resumption;
 pub mod rng;
 pub mod system;
@@ -78,6 +79,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::Record(record) => Box::new(Records::<OpenSsl>::new(record)),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
+        Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<OpenSsl>::new()),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

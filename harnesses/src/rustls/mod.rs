@@ -101,6 +101,8 @@ pub mod api;
 pub mod check;
 pub mod config;
 pub mod config_build;
+#[cfg(not(feature = "rustls-0-24"))]
+pub mod key_update;
 pub mod resumption;
 pub mod rng;
 pub mod tls;
@@ -115,6 +117,9 @@ use crate::paths::Path;
 use crate::tls::handshake::FullHandshake;
 use crate::tls::record::Records;
 
+/// Why rustls 0.24 builds have no key_update path.
+pub const KEY_UPDATE_0_24: &str = "the key_update harness is written for rustls 0.23's API only";
+
 /// The harness of `path`, or why rustls has none.
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
     Ok(match *path {
@@ -126,6 +131,10 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::Record(record) => Box::new(Records::<Rustls>::new(record)),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
+        #[cfg(not(feature = "rustls-0-24"))]
+        Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<Rustls>::new()),
+        #[cfg(feature = "rustls-0-24")]
+        Path::KeyUpdate => return Err(KEY_UPDATE_0_24.into()),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

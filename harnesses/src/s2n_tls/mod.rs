@@ -13,6 +13,7 @@
 //! | `handshake_*`, `mtls_*` | `FullHandshake<S2nTls>` ([`tls`]) | one full handshake: TLS 1.3 with each PKI, with and without client certificates; TLS 1.2 ECDHE-RSA-AES128-GCM-SHA256 with extended master secret |
 //! | `session_resumption` | [`resumption::SessionResumption`] | a TLS 1.3 handshake resumed from a ticket |
 //! | `record_*` | `Records<S2nTls>` ([`tls`]) | 1 MiB of application data, client to server, in 16 KiB or 1 KiB writes |
+//! | `key_update` | `KeyUpdates<S2nTls>` ([`key_update`]) | one KeyUpdate each way on an established TLS 1.3 connection, and a 64-byte record each way under the new keys |
 //!
 //! There are no `x509_*` harnesses for s2n-tls: the s2n-tls crate has no
 //! standalone X.509 API (certificates are only parsed and verified inside
@@ -73,6 +74,7 @@
 pub mod check;
 pub mod config;
 pub mod config_build;
+pub mod key_update;
 pub mod resumption;
 pub mod tls;
 pub mod transport;
@@ -82,6 +84,7 @@ use regress_measure::program::AnyHarness;
 use self::tls::S2nTls;
 use crate::paths::Path;
 use crate::tls::handshake::FullHandshake;
+use crate::tls::key_update::KeyUpdates;
 use crate::tls::record::Records;
 
 /// The harness of `path`, or why s2n-tls has none.
@@ -103,6 +106,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::X509Parse | Path::X509Verify => {
             return Err("the s2n-tls crate has no standalone X.509 API".into())
         }
+        Path::KeyUpdate => Box::new(KeyUpdates::<S2nTls>::new()),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

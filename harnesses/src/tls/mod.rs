@@ -11,6 +11,7 @@
 //! building, X.509) stays a harness of the library's own.
 
 pub mod handshake;
+pub mod key_update;
 pub mod record;
 pub mod sides;
 #[cfg(test)]

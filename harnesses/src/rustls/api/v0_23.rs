@@ -281,6 +281,31 @@ where
     pub fn outputs(&self) -> &Outputs {
         &self.conn
     }
+
+    /// `refresh_traffic_keys`: a KeyUpdate (update_requested) goes out with
+    /// the next write, and the sending keys change after it (the key_update
+    /// path).
+    pub fn refresh_traffic_keys(&mut self) -> Result<(), Error> {
+        self.conn.refresh_traffic_keys()
+    }
+}
+
+/// A connection's current traffic keys and record sequence numbers, each
+/// way (the key_update path's check).
+pub use ::rustls::{ConnectionTrafficSecrets, ExtractedSecrets};
+
+impl Side<ClientConnection> {
+    /// `dangerous_extract_secrets` (the config must allow it).
+    pub fn extract_secrets(self) -> Result<ExtractedSecrets, Error> {
+        self.conn.dangerous_extract_secrets()
+    }
+}
+
+impl Side<ServerConnection> {
+    /// `dangerous_extract_secrets` (the config must allow it).
+    pub fn extract_secrets(self) -> Result<ExtractedSecrets, Error> {
+        self.conn.dangerous_extract_secrets()
+    }
 }
 
 /// A server identity (the leaf alone) for [`verify_server`].
