@@ -12,7 +12,9 @@
 use regress_measure::program::{AnyHarness, Entry};
 
 use crate::common::pins::{Cipher, TlsVersion};
-use crate::paths::{Aead, Benchmark, Direction, Handshake, Library, Path, Record, NAME_CAPACITY};
+use crate::paths::{
+    Aead, Benchmark, Direction, Feature, Handshake, Library, Path, Record, NAME_CAPACITY,
+};
 
 /// The calibration loop of `iterations`, named `spin_<label>`.
 const fn spin(label: &'static str, iterations: u64) -> Path {
@@ -53,11 +55,17 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         Library::Rustls if cfg!(feature = "rustls-0-24") => None,
         _ => Some(Path::KeyUpdate),
     };
+    // The feature paths are s2n-tls's.
+    let features = match library {
+        Library::S2nTls => Feature::ALL.iter(),
+        _ => [].iter(),
+    };
     std::iter::once(Path::ConfigBuild)
         .chain(Handshake::ALL.map(Path::Handshake))
         .chain(records)
         .chain(x509.copied())
         .chain(key_update)
+        .chain(features.copied().map(Path::Feature))
 }
 
 /// The raw AEAD paths of aws-lc-rs: AES-GCM, both directions, every
@@ -160,7 +168,7 @@ mod tests {
     #[test]
     fn the_list_is_valid() {
         let entries = all();
-        assert_eq!(entries.len(), 72);
+        assert_eq!(entries.len(), 76);
         for entry in &entries {
             let record = entry.name.contains("::record_");
             let expected = record.then_some(1 << 20);
@@ -207,6 +215,11 @@ mod tests {
                 }),
             ),
             (Library::Calibration, Path::X509Parse),
+            (Library::Rustls, Path::Feature(Feature::ExternalPsk)),
+            (
+                Library::OpenSsl,
+                Path::Feature(Feature::ClientHelloCallback),
+            ),
             (Library::AwsLcRs, Path::KeyUpdate),
         ] {
             assert!(

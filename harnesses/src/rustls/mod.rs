@@ -135,6 +135,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<Rustls>::new()),
         #[cfg(feature = "rustls-0-24")]
         Path::KeyUpdate => return Err(KEY_UPDATE_0_24.into()),
+        Path::Feature(_) => return Err(crate::s2n_tls::features::ONLY_S2N_TLS.into()),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }
