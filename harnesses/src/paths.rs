@@ -68,6 +68,12 @@ pub enum Path {
     X509Verify,
     /// Raw AEAD calls, without TLS.
     Aead(Aead),
+    /// One KeyUpdate each way on an established TLS 1.3 connection of
+    /// [`Handshake::RSA4096`]'s configs, and one small record each way
+    /// under the new keys.
+    KeyUpdate,
+    /// A feature of one library that its users rely on.
+    Feature(Feature),
     /// The calibration loop: `iterations` iterations of three instructions,
     /// named `spin_<label>`. The label is given, not derived: the pipeline's
     /// own end-to-end test changes a spin's iterations under a fixed name to
@@ -91,6 +97,8 @@ impl fmt::Display for Path {
             Path::X509Parse => f.write_str("x509_parse_chain"),
             Path::X509Verify => f.write_str("x509_verify_chain"),
             Path::Aead(aead) => aead.fmt(f),
+            Path::KeyUpdate => f.write_str("key_update"),
+            Path::Feature(feature) => f.write_str(feature.name()),
             Path::Spin { label, .. } => write!(f, "spin_{label}"),
         }
     }
@@ -133,6 +141,45 @@ impl Benchmark {
         // Writing to a `String` cannot fail.
         let _ = write!(name, "{}::{}", self.library.name(), self.path);
         name
+    }
+}
+
+/// A feature path: what one library's users rely on beyond the paths every
+/// library shares. Each runs on the pins of [`Handshake::RSA4096`] (TLS 1.3,
+/// AES-128-GCM, secp256r1) unless its harness says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// A TLS 1.3 handshake with an external pre-shared key (psk_dhe_ke):
+    /// no certificate, a secp256r1 key exchange.
+    ExternalPsk,
+    /// Serializing an established TLS 1.3 connection and deserializing it
+    /// into a fresh one.
+    Serialization,
+    /// A full ECDSA P-256 handshake whose server signs through an
+    /// asynchronous private-key callback.
+    AsyncPrivateKey,
+    /// A full ECDSA P-256 handshake whose server runs a ClientHello
+    /// callback that reads the server name.
+    ClientHelloCallback,
+}
+
+impl Feature {
+    /// Every feature path.
+    pub const ALL: [Feature; 4] = [
+        Feature::ExternalPsk,
+        Feature::Serialization,
+        Feature::AsyncPrivateKey,
+        Feature::ClientHelloCallback,
+    ];
+
+    /// The second half of its benchmark's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Feature::ExternalPsk => "psk_handshake",
+            Feature::Serialization => "connection_serialize",
+            Feature::AsyncPrivateKey => "async_private_key",
+            Feature::ClientHelloCallback => "client_hello_callback",
+        }
     }
 }
 
@@ -560,6 +607,20 @@ mod tests {
             }),
         };
         assert_eq!(benchmark.name(), "s2n_tls::record_aes128gcm_16k");
+        assert_eq!(Path::KeyUpdate.to_string(), "key_update");
+        let features: Vec<String> = Feature::ALL
+            .iter()
+            .map(|feature| Path::Feature(*feature).to_string())
+            .collect();
+        assert_eq!(
+            features,
+            [
+                "psk_handshake",
+                "connection_serialize",
+                "async_private_key",
+                "client_hello_callback"
+            ]
+        );
     }
 
     #[test]

@@ -17,7 +17,9 @@
 use regress_measure::program::{AnyHarness, Entry};
 
 use crate::common::pins::{Cipher, TlsVersion};
-use crate::paths::{Aead, Benchmark, Direction, Handshake, Library, Path, Record, NAME_CAPACITY};
+use crate::paths::{
+    Aead, Benchmark, Direction, Feature, Handshake, Library, Path, Record, NAME_CAPACITY,
+};
 
 /// The calibration loop of `iterations`, named `spin_<label>`.
 const fn spin(label: &'static str, iterations: u64) -> Path {
@@ -53,12 +55,24 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         Library::S2nTls => [].iter(),
         _ => [Path::X509Parse, Path::X509Verify].iter(),
     };
+    // The rustls key_update harness is written for 0.23's API only.
+    let key_update = match library {
+        Library::Rustls if cfg!(feature = "rustls-0-24") => None,
+        _ => Some(Path::KeyUpdate),
+    };
+    // The feature paths are s2n-tls's.
+    let features = match library {
+        Library::S2nTls => Feature::ALL.iter(),
+        _ => [].iter(),
+    };
     std::iter::once(Path::ConfigBuild)
         .chain(Handshake::ALL.map(Path::Handshake))
         .chain(records)
         .chain(x509.copied())
         .chain(Handshake::REAL_WORLD.map(Path::Handshake))
         .chain([Path::Defaults, Path::Rejected, Path::Shutdown])
+        .chain(key_update)
+        .chain(features.copied().map(Path::Feature))
 }
 
 /// Why the library, as this build links it, cannot run `benchmark`'s path,
@@ -190,7 +204,7 @@ mod tests {
         let skipped = not_applicable_benchmarks();
         assert_eq!(
             entries.len() + skipped.len(),
-            69 + 3 * (Handshake::REAL_WORLD.len() + 3)
+            69 + 3 * (Handshake::REAL_WORLD.len() + 4) + Feature::ALL.len()
         );
         for (name, why) in &skipped {
             assert!(
@@ -245,6 +259,12 @@ mod tests {
                 }),
             ),
             (Library::Calibration, Path::X509Parse),
+            (Library::Rustls, Path::Feature(Feature::ExternalPsk)),
+            (
+                Library::OpenSsl,
+                Path::Feature(Feature::ClientHelloCallback),
+            ),
+            (Library::AwsLcRs, Path::KeyUpdate),
         ] {
             assert!(
                 entries([Benchmark { library, path }]).is_err(),

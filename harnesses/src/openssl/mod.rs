@@ -54,6 +54,7 @@ pub mod config_build;
 pub mod context;
 pub mod defaults;
 pub mod ffi;
+pub mod key_update;
 pub mod rejected;
 pub mod resumption;
 pub mod rng;
@@ -84,6 +85,8 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<OpenSsl>::new()),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
+        Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<OpenSsl>::new()),
+        Path::Feature(_) => return Err(crate::s2n_tls::features::ONLY_S2N_TLS.into()),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

@@ -103,6 +103,8 @@ pub mod config;
 pub mod config_build;
 pub mod defaults;
 #[cfg(not(feature = "rustls-0-24"))]
+pub mod key_update;
+#[cfg(not(feature = "rustls-0-24"))]
 pub mod rejected;
 pub mod resumption;
 pub mod rng;
@@ -119,6 +121,9 @@ use self::tls::Rustls;
 use crate::paths::Path;
 use crate::tls::handshake::FullHandshake;
 use crate::tls::record::Records;
+
+/// Why rustls 0.24 builds have no key_update path.
+pub const KEY_UPDATE_0_24: &str = "the key_update harness is written for rustls 0.23's API only";
 
 /// The harness of `path`, or why rustls has none.
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
@@ -140,6 +145,11 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<Rustls>::new()),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
+        #[cfg(not(feature = "rustls-0-24"))]
+        Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<Rustls>::new()),
+        #[cfg(feature = "rustls-0-24")]
+        Path::KeyUpdate => return Err(KEY_UPDATE_0_24.into()),
+        Path::Feature(_) => return Err(crate::s2n_tls::features::ONLY_S2N_TLS.into()),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

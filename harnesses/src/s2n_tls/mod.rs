@@ -13,6 +13,11 @@
 //! | `handshake_*`, `mtls_*` | `FullHandshake<S2nTls>` ([`tls`]) | one full handshake: TLS 1.3 with each PKI, with and without client certificates; TLS 1.2 ECDHE-RSA-AES128-GCM-SHA256 with extended master secret |
 //! | `session_resumption` | [`resumption::SessionResumption`] | a TLS 1.3 handshake resumed from a ticket |
 //! | `record_*` | `Records<S2nTls>` ([`tls`]) | 1 MiB of application data, client to server, in 16 KiB or 1 KiB writes |
+//! | `key_update` | `KeyUpdates<S2nTls>` ([`key_update`]) | one KeyUpdate each way on an established TLS 1.3 connection, and a 64-byte record each way under the new keys |
+//! | `psk_handshake` | [`psk::PskHandshake`] | a TLS 1.3 handshake with an external PSK (psk_dhe_ke): binder, secp256r1 key exchange, no certificate |
+//! | `connection_serialize` | [`serialize::SerializeRoundTrip`] | an established TLS 1.3 connection serialized and deserialized into fresh connections, both sides |
+//! | `async_private_key` | [`async_pkey::AsyncPrivateKeyHandshake`] | a full ECDSA P-256 handshake whose server signs through the private-key callback |
+//! | `client_hello_callback` | [`client_hello::ClientHelloHandshake`] | a full ECDSA P-256 handshake whose server's ClientHello callback reads the server name |
 //!
 //! There are no `x509_*` harnesses for s2n-tls: the s2n-tls crate has no
 //! standalone X.509 API (certificates are only parsed and verified inside
@@ -24,6 +29,9 @@
 //! Every path pins a version, a suite, secp256r1 and its PKI's signature
 //! scheme (`crate::common::pins`); session tickets and resumption are off
 //! everywhere but `session_resumption`, and no server has a session cache.
+//! The feature paths (`psk_handshake`, `connection_serialize`,
+//! `async_private_key`, `client_hello_callback`; [`features`]) are
+//! s2n-tls's alone: no other library is measured on them.
 //! There is no system trust store (`with_system_certs(false)` everywhere):
 //! peers trust only their PKI's test CA. [`check`] maps what each side
 //! reports to the shared comparison and adds what only s2n-tls reports.
@@ -70,12 +78,18 @@
 //! RDRAND, a clean environment) belongs to the build and the runner, not to
 //! this code; see `.cargo/config.toml`.
 
+pub mod async_pkey;
 pub mod check;
+pub mod client_hello;
 pub mod config;
 pub mod config_build;
 pub mod defaults;
+pub mod features;
+pub mod key_update;
+pub mod psk;
 pub mod rejected;
 pub mod resumption;
+pub mod serialize;
 pub mod shutdown;
 pub mod tls;
 pub mod transport;
@@ -85,6 +99,7 @@ use regress_measure::program::AnyHarness;
 use self::tls::S2nTls;
 use crate::paths::Path;
 use crate::tls::handshake::FullHandshake;
+use crate::tls::key_update::KeyUpdates;
 use crate::tls::record::Records;
 
 /// The harness of `path`, or why s2n-tls has none.
@@ -109,6 +124,8 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::X509Parse | Path::X509Verify => {
             return Err("the s2n-tls crate has no standalone X.509 API".into())
         }
+        Path::KeyUpdate => Box::new(KeyUpdates::<S2nTls>::new()),
+        Path::Feature(feature) => return features::harness(feature),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

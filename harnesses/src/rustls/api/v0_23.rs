@@ -341,6 +341,13 @@ where
     pub fn peer_has_closed(&mut self) -> Result<bool, Error> {
         Ok(self.conn.process_new_packets()?.peer_has_closed())
     }
+
+    /// `refresh_traffic_keys`: a KeyUpdate (update_requested) goes out with
+    /// the next write, and the sending keys change after it (the key_update
+    /// path).
+    pub fn refresh_traffic_keys(&mut self) -> Result<(), Error> {
+        self.conn.refresh_traffic_keys()
+    }
 }
 
 /// The alert a rustls error says the peer sent, as its TLS code.
@@ -348,6 +355,24 @@ pub fn received_alert(error: &Error) -> Option<u8> {
     match error {
         Error::AlertReceived(alert) => Some(u8::from(*alert)),
         _ => None,
+    }
+}
+
+/// A connection's current traffic keys and record sequence numbers, each
+/// way (the key_update path's check).
+pub use ::rustls::{ConnectionTrafficSecrets, ExtractedSecrets};
+
+impl Side<ClientConnection> {
+    /// `dangerous_extract_secrets` (the config must allow it).
+    pub fn extract_secrets(self) -> Result<ExtractedSecrets, Error> {
+        self.conn.dangerous_extract_secrets()
+    }
+}
+
+impl Side<ServerConnection> {
+    /// `dangerous_extract_secrets` (the config must allow it).
+    pub fn extract_secrets(self) -> Result<ExtractedSecrets, Error> {
+        self.conn.dangerous_extract_secrets()
     }
 }
 
