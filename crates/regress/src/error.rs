@@ -101,7 +101,7 @@ pub enum Error {
     },
 
     #[error(transparent)]
-    Build(#[from] crate::discover::BuildError),
+    Build(#[from] crate::program::BuildError),
 
     #[error(
         "{path} has schema {found}, and this runner reads schema {expected}; measure again \
@@ -286,7 +286,7 @@ impl Error {
             Error::Interrupted | Error::Process(crate::process::ProcessError::Interrupted)
         ) || matches!(
             self,
-            Error::Build(crate::discover::BuildError::Process(
+            Error::Build(crate::program::BuildError::Process(
                 crate::process::ProcessError::Interrupted
             ))
         )

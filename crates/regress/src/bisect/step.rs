@@ -10,13 +10,13 @@ use regress_profile::cachegrind_out;
 use serde::Serialize;
 
 use super::error::BisectError;
-use super::line::Line;
-use crate::diff::annotate::annotated_diff;
-use crate::diff::compare::{function_deltas, FunctionDelta};
-use crate::diff::normalize::Normalizer;
+use crate::compare::annotated_diff;
+use crate::compare::Normalizer;
+use crate::compare::{function_deltas, FunctionDelta};
 use crate::format::{count, signed, signed_percent};
 use crate::harness_name::HarnessName;
 use crate::measure::valgrind::Valgrind;
+use crate::program::line::Line;
 use crate::workspace::Workspace;
 
 /// How many changed functions the summary lists.

@@ -45,7 +45,7 @@ pub use compare::{FunctionDiff, LineDiff};
 pub use report::{Comparison, Difference, OperationReport, Report, Unstable, VariantReport};
 
 /// The first part of every constant-flow entry's name.
-pub const PREFIX: &str = "constant_flow";
+pub use crate::harness_name::CONSTANT_FLOW_PREFIX as PREFIX;
 
 /// The most runs per variant `--runs` accepts.
 pub const MAX_RUNS: u32 = 100;
@@ -128,10 +128,7 @@ impl Variant {
     }
 }
 
-/// Whether `name` is a constant-flow entry (not a perf harness).
-pub fn is_constant_flow(name: &str) -> bool {
-    name.starts_with(PREFIX) && name[PREFIX.len()..].starts_with("::")
-}
+pub use crate::harness_name::is_constant_flow;
 
 /// The variants among `names` whose operation contains `filter` (all when
 /// `None`), in the order given.

@@ -6,18 +6,14 @@ use std::path::{Path, PathBuf};
 
 use regress_profile::cachegrind_out;
 
-use super::annotate::annotated_diff;
-use super::cache::MeasurementCache;
-use super::compare::{self, function_deltas, HarnessDiff};
 use super::error::DiffError;
-use super::figures::{figure_diffs, heap_moved, site_deltas, SiteDelta};
-use super::git::Worktree;
 use super::interrupt;
-use super::normalize::Normalizer;
-use super::report::Revision;
 use super::report::{DiffReport, DIFF_SCHEMA};
 use super::shard::Shard;
-use super::Side;
+use crate::compare::annotated_diff;
+use crate::compare::Normalizer;
+use crate::compare::{self, function_deltas, HarnessDiff};
+use crate::compare::{figure_diffs, heap_moved, site_deltas, SiteDelta};
 use crate::format::{count, signed, signed_percent};
 use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
@@ -26,6 +22,10 @@ use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::dhat::Sites;
 use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
+use crate::program::Commit;
+use crate::program::MeasurementCache;
+use crate::program::Side;
+use crate::program::Worktree;
 use crate::report::events::{Event, Listener};
 use crate::workspace::Workspace;
 use crate::{parallel, Measurement, Runner};
@@ -65,8 +65,8 @@ fn measure_one(side: &SideBuild, harness: &str) -> Result<Measurement, DiffError
 /// What the diff is of: the two commits, this run's shard, and the
 /// checkout whose `perf_outputs/` receives the result.
 pub(super) struct Commits<'a> {
-    pub(super) base: &'a Revision,
-    pub(super) head: &'a Revision,
+    pub(super) base: &'a Commit,
+    pub(super) head: &'a Commit,
     pub(super) shard: Option<Shard>,
     pub(super) workspace: &'a Workspace,
 }

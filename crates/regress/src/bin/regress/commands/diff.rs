@@ -13,7 +13,7 @@ use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
 
 use super::{write_file, Context, Outcome};
-use crate::cli::{CommentArgs, DiffArgs, MergeArgs};
+use crate::cli::{library_checkout, CommentArgs, DiffArgs, MergeArgs};
 
 /// Runs a diff and writes its report.
 pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
@@ -80,7 +80,11 @@ fn library_diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
     let plan = LibraryPlan::resolve(
         &context.workspace,
         LibraryRequest {
-            libraries: args.libraries,
+            libraries: args
+                .libraries
+                .iter()
+                .map(|spec| library_checkout(spec))
+                .collect::<Result<_, _>>()?,
             base,
             head,
             merge_base: args.merge_base,

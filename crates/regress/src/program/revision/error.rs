@@ -25,7 +25,7 @@ pub enum RevisionError {
     Process(#[from] crate::process::ProcessError),
 
     #[error(transparent)]
-    Diff(Box<crate::diff::DiffError>),
+    Program(Box<crate::program::ProgramError>),
 }
 
 /// Implements `From<$error>` for `$target` by boxing it into the variant
@@ -42,7 +42,7 @@ macro_rules! boxed_from {
 }
 pub(crate) use boxed_from;
 
-boxed_from!(RevisionError: Source(regress_source::SourceError), Diff(crate::diff::DiffError));
+boxed_from!(RevisionError: Source(regress_source::SourceError), Program(crate::program::ProgramError));
 
 impl RevisionError {
     pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> RevisionError {

@@ -23,8 +23,8 @@ use std::time::Duration;
 use super::error::RevisionError;
 use super::inputs::BuildInputs;
 use super::Builder;
-use crate::discover::{self, BuildRequest, PROGRAM};
 use crate::process::{self, Role};
+use crate::program::{self, BuildRequest, PROGRAM};
 
 /// How long one git command on the clone may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -102,7 +102,7 @@ impl Builder for WorkspaceRevisions {
         checkout.extend(["checkout", "--detach", "--force", "--quiet", revision].map(OsStr::new));
         git(clone, &checkout)?;
         git(clone, &["clean", "-ffdq"].map(OsStr::new))?;
-        let built = discover::build_program(&BuildRequest {
+        let built = program::build_program(&BuildRequest {
             dir: &self.clone,
             target_dir: Some(&self.target),
             cargo_args: &[],
@@ -111,7 +111,7 @@ impl Builder for WorkspaceRevisions {
         process::check()?;
         let program = match built {
             Ok(program) => program,
-            Err(discover::BuildError::Process(error)) => return Err(error.into()),
+            Err(program::BuildError::Process(error)) => return Err(error.into()),
             Err(error) => return Ok(Err(error.to_string())),
         };
         for (from, name) in [

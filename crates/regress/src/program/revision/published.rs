@@ -22,8 +22,8 @@ use super::error::RevisionError;
 use super::inputs::BuildInputs;
 use super::library::{copy, does_not_build};
 use super::Builder;
-use crate::diff::build::{isolation, Isolation};
-use crate::discover::PROGRAM;
+use crate::program::PROGRAM;
+use crate::program::{isolation, Isolation};
 
 /// Builds published versions of one library.
 pub struct PublishedVersions {

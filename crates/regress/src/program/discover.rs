@@ -173,7 +173,7 @@ pub fn build(workspace: &Workspace) -> Result<PathBuf> {
 /// may list anything, and the names become file names.
 pub fn list(binary: &Path) -> Result<Vec<String>> {
     let mut names = list_all(binary)?;
-    names.retain(|name| !crate::constant_flow::is_constant_flow(name));
+    names.retain(|name| !crate::harness_name::is_constant_flow(name));
     Ok(names)
 }
 
