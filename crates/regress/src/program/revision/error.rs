@@ -3,6 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The lines of git's output a [`RevisionError::Git`] quotes (its last).
+pub(crate) const GIT_DETAIL_LINES: usize = 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum RevisionError {
     #[error("the build kept in {dir} cannot be read back; remove that folder and run again")]

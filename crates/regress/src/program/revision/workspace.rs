@@ -17,13 +17,15 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use super::error::RevisionError;
+use regress_source::git::Git;
+use regress_source::process::Limits;
+
+use super::error::{RevisionError, GIT_DETAIL_LINES};
 use super::inputs::BuildInputs;
 use super::Builder;
-use crate::process::{self, Role};
+use crate::process;
 use crate::program::{self, BuildRequest, PROGRAM};
 
 /// How long one git command on the clone may take.
@@ -59,8 +61,11 @@ impl WorkspaceRevisions {
             std::fs::create_dir_all(parent)
                 .map_err(|source| RevisionError::io("create the folder", parent, source))?;
         }
+        // Run in the repository, so the clone's path is made absolute
+        // first (a relative one would be taken from there).
+        let clone = std::path::absolute(&self.clone).unwrap_or_else(|_| self.clone.clone());
         git(
-            None,
+            &self.repo,
             &[
                 OsStr::new("-c"),
                 OsStr::new("core.hooksPath=/dev/null"),
@@ -70,7 +75,7 @@ impl WorkspaceRevisions {
                 OsStr::new("--quiet"),
                 OsStr::new("--"),
                 self.repo.as_os_str(),
-                self.clone.as_os_str(),
+                clone.as_os_str(),
             ],
         )
         .inspect_err(|_| {
@@ -91,7 +96,7 @@ impl Builder for WorkspaceRevisions {
     fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError> {
         process::check()?;
         self.ensure_clone()?;
-        let clone = Some(self.clone.as_path());
+        let clone = self.clone.as_path();
         let quiet = [
             "-c",
             "core.hooksPath=/dev/null",
@@ -125,23 +130,16 @@ impl Builder for WorkspaceRevisions {
     }
 }
 
-/// Runs git (in `dir`, else wherever) with `args`, in a group of its own.
-fn git(dir: Option<&Path>, args: &[&OsStr]) -> Result<(), RevisionError> {
-    let mut command = Command::new("git");
-    if let Some(dir) = dir {
-        command.arg("-C").arg(dir);
-    }
-    command.args(args);
-    for variable in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-    ] {
-        command.env_remove(variable);
-    }
-    let output = process::output(command, Path::new("git"), GIT_TIMEOUT, 16 << 20, Role::Work)?;
-    if output.status.success() {
+/// Runs git in `dir` with `args` through the one git runner ([`Git`]: no
+/// prompt, no optional locks, the `GIT_*` variables that would point it at
+/// another repository removed, a time limit, stopped by Ctrl-C).
+fn git(dir: &Path, args: &[&OsStr]) -> Result<(), RevisionError> {
+    let limits = Limits {
+        cancelled: Some(process::interrupted),
+        ..Limits::new(GIT_TIMEOUT)
+    };
+    let finished = Git::work_tree(dir, limits).try_run(args)?;
+    if finished.success() {
         return Ok(());
     }
     Err(RevisionError::Git {
@@ -150,7 +148,7 @@ fn git(dir: Option<&Path>, args: &[&OsStr]) -> Result<(), RevisionError> {
             .map(|arg| arg.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" "),
-        dir: dir.map_or_else(PathBuf::new, Path::to_path_buf),
-        detail: process::stderr_text(&output),
+        dir: dir.to_path_buf(),
+        detail: finished.tail(GIT_DETAIL_LINES),
     })
 }
