@@ -152,3 +152,82 @@ fn git(dir: &Path, args: &[&OsStr]) -> Result<(), RevisionError> {
         detail: finished.tail(GIT_DETAIL_LINES),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+
+    fn git_in(dir: &Path, args: &[&str]) {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .output()
+            .expect("run git");
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+    }
+
+    #[test]
+    fn the_clone_is_made_and_checked_out_through_the_one_git_runner() {
+        let repo = tempfile::tempdir().expect("tempdir");
+        git_in(repo.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.path().join("a.txt"), "one\n").expect("write");
+        git_in(repo.path(), &["add", "a.txt"]);
+        git_in(repo.path(), &["commit", "-q", "-m", "one"]);
+        let state = tempfile::tempdir().expect("tempdir");
+        let revisions = WorkspaceRevisions::new(repo.path(), state.path()).expect("inputs");
+
+        revisions.ensure_clone().expect("clone");
+        let clone = state.path().join("clone");
+        assert!(clone.join(".git").is_dir());
+        git(
+            &clone,
+            &["checkout", "--detach", "--quiet", "main"].map(OsStr::new),
+        )
+        .expect("checkout");
+        assert_eq!(
+            std::fs::read_to_string(clone.join("a.txt")).expect("checked out"),
+            "one\n"
+        );
+
+        let message = git(&clone, &["checkout", "no-such-revision"].map(OsStr::new))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with(&format!(
+                "`git checkout no-such-revision` failed in {}: ",
+                clone.display()
+            )) && message.contains("no-such-revision"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn the_workspace_inputs_are_the_files_git_lists() {
+        let repo = tempfile::tempdir().expect("tempdir");
+        git_in(repo.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.path().join("a.rs"), "one\n").expect("write");
+        let key = |root: &Path| {
+            BuildInputs::compilers(root)
+                .and_then(|inputs| inputs.with_workspace(root))
+                .expect("inputs")
+                .key(&["workspace", "x"])
+        };
+        let before = key(repo.path());
+        assert_eq!(key(repo.path()), before);
+        std::fs::write(repo.path().join("a.rs"), "two\n").expect("write");
+        assert_ne!(key(repo.path()), before, "an untracked file is an input");
+
+        let outside = tempfile::tempdir().expect("tempdir");
+        let error = BuildInputs::compilers(outside.path())
+            .and_then(|inputs| inputs.with_workspace(outside.path()))
+            .unwrap_err();
+        assert!(
+            error.to_string().starts_with("`git ls-files` failed in"),
+            "{error}"
+        );
+    }
+}
