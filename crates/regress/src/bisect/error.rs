@@ -26,7 +26,7 @@ pub enum BisectError {
     Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Measure(#[from] crate::MeasureError),
 
     #[error(transparent)]
     Program(Box<crate::program::ProgramError>),

@@ -138,7 +138,7 @@ impl Plan {
     /// Checks the refs, the line between them and the harness name.
     pub fn resolve(workspace: &Workspace, request: &BisectRequest) -> Result<Plan, BisectError> {
         let options = revision::options();
-        let harness = HarnessName::new(&request.harness).map_err(crate::Error::from)?;
+        let harness = HarnessName::new(&request.harness).map_err(crate::MeasureError::from)?;
         if request.by == Some(0) {
             return Err(BisectError::Unexpected {
                 what: "--by 0 would call every revision moved; give the size of the step you \
@@ -188,8 +188,9 @@ impl Plan {
         let (state, _lock) = revision::hold(root, progress)?;
         let outputs = self.workspace.perf_outputs_dir().join("bisect");
         let _ = std::fs::remove_dir_all(&outputs);
-        std::fs::create_dir_all(&outputs)
-            .map_err(|source| crate::Error::io("create the folder", outputs.clone(), source))?;
+        std::fs::create_dir_all(&outputs).map_err(|source| {
+            crate::MeasureError::io("create the folder", outputs.clone(), source)
+        })?;
         let builder: Box<dyn Builder> = match self.repository {
             Repository::Workspace(ref repo) => Box::new(WorkspaceRevisions::new(repo, &state)?),
             Repository::Library(ref checkout) => Box::new(LibraryRevisions::new(

@@ -34,10 +34,10 @@ use std::path::Path;
 
 use regress_measure::parts::Part;
 
-use crate::error::Error;
 use crate::measure::callgrind_out::Costs;
 use crate::measure::costs::RunCosts;
 use crate::measure::runner::Runner;
+use crate::measure::MeasureError;
 use crate::parallel;
 use crate::report::events::{Event, Listener};
 pub use allowlist::{Allowlist, AllowlistError};
@@ -66,7 +66,7 @@ pub enum CheckError {
     Measure {
         harness: String,
         #[source]
-        source: Box<Error>,
+        source: Box<MeasureError>,
     },
     #[error(
         "{harness} marks its sides but its run has no server_flight part: the comparison \
@@ -76,12 +76,12 @@ pub enum CheckError {
     #[error(transparent)]
     Allowlist(#[from] AllowlistError),
     #[error(transparent)]
-    Runner(Box<Error>),
+    Measuring(Box<MeasureError>),
 }
 
-impl From<Error> for CheckError {
-    fn from(error: Error) -> CheckError {
-        CheckError::Runner(Box::new(error))
+impl From<MeasureError> for CheckError {
+    fn from(error: MeasureError) -> CheckError {
+        CheckError::Measuring(Box::new(error))
     }
 }
 
@@ -89,7 +89,7 @@ impl CheckError {
     /// Whether the user interrupted the check.
     pub fn is_interrupted(&self) -> bool {
         match self {
-            CheckError::Measure { source, .. } | CheckError::Runner(source) => {
+            CheckError::Measure { source, .. } | CheckError::Measuring(source) => {
                 source.is_interrupted()
             }
             _ => false,
@@ -332,7 +332,7 @@ pub fn check(request: &Request<'_>) -> Result<Report, CheckError> {
     })
 }
 
-fn measure_error(variant: &Variant, source: Error) -> CheckError {
+fn measure_error(variant: &Variant, source: MeasureError) -> CheckError {
     CheckError::Measure {
         harness: variant.name.clone(),
         source: Box::new(source),

@@ -53,7 +53,7 @@ fn measure_one(side: &SideBuild, harness: &str) -> Result<Measurement, DiffError
     let Some(cache) = &side.cache else {
         return Ok(side.runner.measure(harness, &side.binary)?);
     };
-    let name = HarnessName::new(harness).map_err(crate::Error::from)?;
+    let name = HarnessName::new(harness).map_err(crate::MeasureError::from)?;
     if let Some(measurement) = cache.load(&name, side.runner.output_dir()) {
         return Ok(measurement);
     }
@@ -109,7 +109,7 @@ pub(super) fn measure_and_compare(
     for harness in harnesses {
         // The names come from the commits' programs, checked when listed;
         // checked again here, where they become file names.
-        let name = HarnessName::new(harness).map_err(crate::Error::from)?;
+        let name = HarnessName::new(harness).map_err(crate::MeasureError::from)?;
         let result = |wanted: Side| {
             jobs.iter()
                 .zip(&results)
@@ -187,13 +187,16 @@ struct Comparison<'a> {
 impl Comparison<'_> {
     /// The allocation sites of `harness` that changed from base to head,
     /// from a DHAT pair of children on each side.
-    fn allocation_sites(&self, harness: &HarnessName) -> Result<Vec<SiteDelta>, crate::Error> {
-        let sites = |wanted: Side| -> Result<Sites, crate::Error> {
+    fn allocation_sites(
+        &self,
+        harness: &HarnessName,
+    ) -> Result<Vec<SiteDelta>, crate::MeasureError> {
+        let sites = |wanted: Side| -> Result<Sites, crate::MeasureError> {
             let side = self
                 .sides
                 .iter()
                 .find(|side| side.side == wanted)
-                .ok_or_else(|| crate::Error::BadHeapReport {
+                .ok_or_else(|| crate::MeasureError::BadHeapReport {
                     path: self.outputs.to_path_buf(),
                     reason: format!("no {wanted} side"),
                 })?;

@@ -69,7 +69,7 @@ pub enum DiffError {
     Program(Box<crate::program::ProgramError>),
 
     #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Measure(#[from] crate::MeasureError),
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),

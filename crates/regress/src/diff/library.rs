@@ -429,7 +429,7 @@ impl LibraryPlan {
         not_measured: Vec<String>,
     ) -> Result<Sources, DiffError> {
         let released = crate::toolchain::of(base_program)
-            .map_err(crate::Error::from)?
+            .map_err(crate::MeasureError::from)?
             .libraries;
         let mut libraries = Vec::new();
         for source in &self.sources {

@@ -38,7 +38,7 @@ pub enum HistoryError {
     Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Measure(#[from] crate::MeasureError),
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),

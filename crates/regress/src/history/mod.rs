@@ -466,7 +466,7 @@ impl Walk<'_> {
             .filter(|name| self.plan.wanted(name))
             .map(|name| HarnessName::new(name))
             .collect::<Result<_, _>>()
-            .map_err(crate::Error::from)?;
+            .map_err(crate::MeasureError::from)?;
         let outputs = self.outputs.join(revision);
         let _ = std::fs::remove_dir_all(&outputs);
         let (runner, cache) = revision::runner(

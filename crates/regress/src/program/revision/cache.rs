@@ -106,7 +106,7 @@ impl ProgramCache {
                     .iter()
                     .map(|name| HarnessName::new(name))
                     .collect::<Result<Vec<_>, _>>()
-                    .map_err(crate::Error::from)?;
+                    .map_err(crate::MeasureError::from)?;
                 Record {
                     schema: SCHEMA,
                     revision: revision.to_owned(),

@@ -22,7 +22,7 @@ pub enum RevisionError {
     Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Measure(#[from] crate::MeasureError),
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
@@ -49,7 +49,7 @@ boxed_from!(RevisionError: Source(regress_source::SourceError), Program(crate::p
 
 impl RevisionError {
     pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> RevisionError {
-        RevisionError::Runner(crate::Error::io(action, path, source))
+        RevisionError::Measure(crate::MeasureError::io(action, path, source))
     }
 
     /// Whether the user interrupted (Ctrl-C, SIGTERM) while it ran.

@@ -195,7 +195,7 @@ fn locked_versions(lock: &Path, krate: &str) -> Result<Vec<semver::Version>, Rev
     let text =
         std::fs::read_to_string(lock).map_err(|source| RevisionError::io("read", lock, source))?;
     let table: toml::Table = text.parse().map_err(|error: toml::de::Error| {
-        RevisionError::Runner(crate::Error::Toml {
+        RevisionError::Measure(crate::MeasureError::Toml {
             what: "Cargo.lock",
             path: lock.to_path_buf(),
             source: Box::new(error),

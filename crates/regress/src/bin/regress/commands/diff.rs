@@ -132,7 +132,7 @@ fn publish(context: &Context, report: &DiffReport, bmf: Option<&Path>) -> anyhow
     let reporter = context.reporter;
     let dir = context.workspace.perf_outputs_dir().join("diff");
     std::fs::create_dir_all(&dir)
-        .map_err(|source| regress::Error::io("create the folder", &dir, source))?;
+        .map_err(|source| regress::MeasureError::io("create the folder", &dir, source))?;
     for (name, text) in [
         ("report.json", report.to_json()?),
         ("report.md", render::markdown(report)),

@@ -127,8 +127,9 @@ pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(Staged,
     // full disk) leaves nothing either.
     let folder = ScratchDir::create(&scratch, "program")?;
     let binary = folder.path().join(program::PROGRAM);
-    std::fs::copy(&built, &binary)
-        .map_err(|source| regress::Error::io("copy the measured program to", &binary, source))?;
+    std::fs::copy(&built, &binary).map_err(|source| {
+        regress::MeasureError::io("copy the measured program to", &binary, source)
+    })?;
     let staged = Staged {
         binary,
         _folder: folder,
