@@ -42,16 +42,10 @@ pub enum ProgramError {
     #[error("`cargo metadata` cannot list the workspace crates in {dir}: {detail}")]
     Metadata { dir: PathBuf, detail: String },
 
-    #[error(
-        "cannot {action} {path}: {source}.\n  {}",
-        crate::limits::io_hint(source)
-    )]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Reading and writing files: the measure stage's `Io`, whose message
+    /// says what to do.
+    #[error(transparent)]
+    Measure(Box<crate::MeasureError>),
 
     #[error(transparent)]
     Source(#[from] regress_source::SourceError),
@@ -66,13 +60,11 @@ impl ProgramError {
         path: impl Into<PathBuf>,
         source: std::io::Error,
     ) -> ProgramError {
-        ProgramError::Io {
-            action,
-            path: path.into(),
-            source,
-        }
+        crate::MeasureError::io(action, path, source).into()
     }
 }
+
+super::boxed_from!(ProgramError: Measure(crate::MeasureError));
 
 /// What stops the line of revisions from GOOD to BAD from being listed
 /// ([`super::line`]).

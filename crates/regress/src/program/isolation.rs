@@ -187,11 +187,8 @@ pub fn build_harness_tests(spec: &BuildSpec<'_>) -> Result<PathBuf, ProgramError
         std::fs::create_dir_all(parent)
             .map_err(|source| ProgramError::io("create the folder", parent, source))?;
     }
-    std::fs::copy(&built, spec.copy_to).map_err(|source| ProgramError::Io {
-        action: "copy the measured program to",
-        path: spec.copy_to.to_path_buf(),
-        source,
-    })?;
+    std::fs::copy(&built, spec.copy_to)
+        .map_err(|source| ProgramError::io("copy the measured program to", spec.copy_to, source))?;
     Ok(spec.copy_to.to_path_buf())
 }
 

@@ -229,32 +229,15 @@ fn remove_worktree(repo: &Repo, path: &Path, listener: &dyn Listener) {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
-
     use regress_source::git::is_object_name;
     use regress_source::SourceError;
 
     use super::*;
+    use crate::fixtures::git;
     use crate::report::events::Silent;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let output = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .output()
-            .expect("run git");
-        assert!(output.status.success(), "git {args:?}: {output:?}");
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
-    }
-
     fn repository() -> (tempfile::TempDir, Repo) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        git(dir.path(), &["init", "-q", "-b", "main"]);
-        std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
-        git(dir.path(), &["add", "a.txt"]);
-        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let dir = crate::fixtures::repository();
         let repo = Repo::discover(dir.path()).expect("repo");
         (dir, repo)
     }

@@ -155,28 +155,11 @@ fn git(dir: &Path, args: &[&OsStr]) -> Result<(), RevisionError> {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
-
     use super::*;
-
-    fn git_in(dir: &Path, args: &[&str]) {
-        let output = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .output()
-            .expect("run git");
-        assert!(output.status.success(), "git {args:?}: {output:?}");
-    }
 
     #[test]
     fn the_clone_is_made_and_checked_out_through_the_one_git_runner() {
-        let repo = tempfile::tempdir().expect("tempdir");
-        git_in(repo.path(), &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.path().join("a.txt"), "one\n").expect("write");
-        git_in(repo.path(), &["add", "a.txt"]);
-        git_in(repo.path(), &["commit", "-q", "-m", "one"]);
+        let repo = crate::fixtures::repository();
         let state = tempfile::tempdir().expect("tempdir");
         let revisions = WorkspaceRevisions::new(repo.path(), state.path()).expect("inputs");
 
@@ -208,7 +191,7 @@ mod tests {
     #[test]
     fn the_workspace_inputs_are_the_files_git_lists() {
         let repo = tempfile::tempdir().expect("tempdir");
-        git_in(repo.path(), &["init", "-q", "-b", "main"]);
+        crate::fixtures::git(repo.path(), &["init", "-q", "-b", "main"]);
         std::fs::write(repo.path().join("a.rs"), "one\n").expect("write");
         let key = |root: &Path| {
             BuildInputs::compilers(root)
