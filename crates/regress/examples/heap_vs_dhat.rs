@@ -14,14 +14,14 @@ use regress::measure::dhat;
 use regress::measure::metrics::Metric;
 use regress::measure::valgrind::Valgrind;
 use regress::workspace::Workspace;
-use regress::{discover, Runner};
+use regress::{program, Runner};
 
 fn main() -> anyhow::Result<ExitCode> {
     let filters: Vec<String> = std::env::args().skip(1).collect();
     let dir = std::env::current_dir().context("current directory")?;
     let workspace = Workspace::find_from(&dir).context("no workspace here")?;
-    let binary = discover::build(&workspace)?;
-    let names = discover::select(discover::list(&binary)?, &filters);
+    let binary = program::build(&workspace)?;
+    let names = program::select(program::list(&binary)?, &filters);
     let valgrind = Valgrind::from_env()?;
     println!("Valgrind {} ({})", valgrind.version, valgrind.method);
     let runner = Runner::new(workspace, valgrind, Duration::from_secs(600))?;

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{Error, Result};
+use crate::measure::{MeasureError, Result};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -24,7 +24,7 @@ pub fn write(path: &Path, contents: &[u8]) -> Result<()> {
     })();
     result.map_err(|source| {
         let _ = std::fs::remove_file(&temporary);
-        Error::io("write", path, source)
+        MeasureError::io("write", path, source)
     })
 }
 

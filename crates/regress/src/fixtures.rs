@@ -92,3 +92,29 @@ pub fn valgrind(version: &str) -> Valgrind {
         method: Method::for_version(version),
     }
 }
+
+/// Runs git in `dir` for a test's repository (a fixed author, any
+/// failure fails the test) and returns its trimmed output.
+#[cfg(test)]
+pub(crate) fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .output()
+        .expect("run git");
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// A repository whose `main` has one commit, of `a.txt` ("one\n").
+#[cfg(test)]
+pub(crate) fn repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    git(dir.path(), &["add", "a.txt"]);
+    git(dir.path(), &["commit", "-q", "-m", "one"]);
+    dir
+}

@@ -150,6 +150,16 @@ impl fmt::Display for HarnessName {
     }
 }
 
+/// The first part of every constant-flow entry's name: the measured program
+/// hosts these beside the perf harnesses (`crate::constant_flow` checks
+/// them).
+pub const CONSTANT_FLOW_PREFIX: &str = "constant_flow";
+
+/// Whether `name` is a constant-flow entry (not a perf harness).
+pub fn is_constant_flow(name: &str) -> bool {
+    name.starts_with(CONSTANT_FLOW_PREFIX) && name[CONSTANT_FLOW_PREFIX.len()..].starts_with("::")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
 use crate::measure::cpu_profile::CpuProfile;
+use crate::measure::{MeasureError, Result};
 
 /// Overrides where the workspace root is (by default: the nearest ancestor
 /// holding both `Cargo.lock` and `baselines/`).
@@ -53,9 +53,9 @@ impl Workspace {
         let start = match std::env::var_os("CARGO_MANIFEST_DIR") {
             Some(dir) => PathBuf::from(dir),
             None => std::env::current_dir()
-                .map_err(|source| Error::io("read the current folder", ".", source))?,
+                .map_err(|source| MeasureError::io("read the current folder", ".", source))?,
         };
-        Workspace::find_from(&start).ok_or(Error::NoWorkspace { start })
+        Workspace::find_from(&start).ok_or(MeasureError::NoWorkspace { start })
     }
 
     /// The nearest ancestor of `start` (itself included) that is a root.

@@ -18,9 +18,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use regress::diff::annotate::annotated_diff;
-use regress::diff::compare::function_deltas;
-use regress::diff::normalize::Normalizer;
+use regress::compare::annotated_diff;
+use regress::compare::function_deltas;
+use regress::compare::Normalizer;
 use regress::measure::valgrind::Valgrind;
 use regress_profile::{annotated, cachegrind_out};
 

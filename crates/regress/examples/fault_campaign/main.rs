@@ -65,7 +65,7 @@ fn options() -> Result<Options, String> {
         Some(path) => path,
         None => {
             let root = regress::workspace::Workspace::discover().map_err(|e| e.to_string())?;
-            regress::discover::build(&root).map_err(|e| e.to_string())?
+            regress::program::build(&root).map_err(|e| e.to_string())?
         }
     };
     Ok(Options {

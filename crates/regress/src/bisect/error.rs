@@ -4,28 +4,6 @@
 
 #[derive(Debug, thiserror::Error)]
 pub enum BisectError {
-    #[error(
-        "{which} {reference:?} cannot be bisected from: {reason}.\n  Name a branch, tag or commit."
-    )]
-    BadRef {
-        which: &'static str,
-        reference: String,
-        reason: String,
-    },
-
-    #[error("GOOD {good:?} and BAD {bad:?} are the same commit; there is nothing between them to search")]
-    SameRevision { good: String, bad: String },
-
-    #[error("GOOD {good:?} is not an ancestor of BAD {bad:?}, so no line of commits leads from one to the other.\n  {hint}.")]
-    NotAncestor {
-        good: String,
-        bad: String,
-        hint: &'static str,
-    },
-
-    #[error("the range holds more than {max} revisions; bisect a narrower one")]
-    TooLong { max: usize },
-
     #[error("GOOD {revision} cannot be measured: {reason}\n  Pick a GOOD whose program builds and has the harness.")]
     GoodUnmeasurable { revision: String, reason: String },
 
@@ -39,23 +17,27 @@ pub enum BisectError {
     Unexpected { what: String },
 
     #[error(transparent)]
-    Revision(Box<crate::revision::RevisionError>),
+    Line(Box<crate::program::LineError>),
+
+    #[error(transparent)]
+    Revision(Box<crate::program::RevisionError>),
 
     #[error(transparent)]
     Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Measure(#[from] crate::MeasureError),
 
     #[error(transparent)]
-    Diff(Box<crate::diff::DiffError>),
+    Program(Box<crate::program::ProgramError>),
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
 }
 
-crate::revision::error::boxed_from!(
-    BisectError: Revision(crate::revision::RevisionError),
+crate::program::boxed_from!(
+    BisectError: Line(crate::program::LineError),
+    Revision(crate::program::RevisionError),
     Source(regress_source::SourceError),
-    Diff(crate::diff::DiffError)
+    Program(crate::program::ProgramError)
 );

@@ -8,7 +8,7 @@
 //! is GOOD's (within the threshold) or is not, with no noise to vote away.
 //! The pieces:
 //!
-//! - [`line`] lists the revisions (GOOD, then BAD's first-parent line back
+//! - [`crate::program::line`] lists the revisions (GOOD, then BAD's first-parent line back
 //!   to it) with reading git commands only;
 //! - [`search`] decides which to measure next and what the answers prove;
 //! - [`crate::revision`] builds each revision's program (this workspace's
@@ -21,7 +21,7 @@
 //! read: the search is driven here, not by `git bisect`.
 
 mod error;
-pub mod line;
+
 pub mod search;
 mod step;
 
@@ -30,18 +30,18 @@ use std::time::{Duration, Instant};
 
 use regress_source::{Checkout, Options, SourceDirs};
 
+use crate::program::line::{self, Line};
+use crate::program::LibraryCheckout;
 pub use error::BisectError;
-use line::Line;
 use search::{Answer, Outcome, Search};
 pub use step::Culprit;
 
-use crate::diff::library::parse_spec;
 use crate::format::count;
 use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
 use crate::judge::Threshold;
 use crate::measure::valgrind::Valgrind;
-use crate::revision::{self, Builder, Built, LibraryRevisions, WorkspaceRevisions};
+use crate::program::revision::{self, Builder, Built, LibraryRevisions, WorkspaceRevisions};
 use crate::workspace::Workspace;
 
 /// What the user asked for.
@@ -50,8 +50,8 @@ pub struct BisectRequest {
     pub good: String,
     pub bad: String,
     pub harness: String,
-    /// `NAME=PATH` of a library checkout; `None`: this workspace.
-    pub library: Option<String>,
+    /// A library's checkout (`--library NAME=PATH`); `None`: this workspace.
+    pub library: Option<LibraryCheckout>,
     /// Hunt a step of at least this many instructions instead of one
     /// beyond the harness's threshold.
     pub by: Option<u64>,
@@ -138,7 +138,7 @@ impl Plan {
     /// Checks the refs, the line between them and the harness name.
     pub fn resolve(workspace: &Workspace, request: &BisectRequest) -> Result<Plan, BisectError> {
         let options = revision::options();
-        let harness = HarnessName::new(&request.harness).map_err(crate::Error::from)?;
+        let harness = HarnessName::new(&request.harness).map_err(crate::MeasureError::from)?;
         if request.by == Some(0) {
             return Err(BisectError::Unexpected {
                 what: "--by 0 would call every revision moved; give the size of the step you \
@@ -147,12 +147,11 @@ impl Plan {
             });
         }
         let repository = match &request.library {
-            Some(spec) => {
-                let (library, path) = parse_spec(spec)?;
-                Repository::Library(Checkout::open(library, &path, &options)?)
+            Some(LibraryCheckout { library, path, .. }) => {
+                Repository::Library(Checkout::open(library, path, &options)?)
             }
             None => {
-                let repo = crate::diff::git::Repo::discover(workspace.root())?;
+                let repo = crate::program::Repo::discover(workspace.root())?;
                 Repository::Workspace(repo.root().to_path_buf())
             }
         };
@@ -189,8 +188,9 @@ impl Plan {
         let (state, _lock) = revision::hold(root, progress)?;
         let outputs = self.workspace.perf_outputs_dir().join("bisect");
         let _ = std::fs::remove_dir_all(&outputs);
-        std::fs::create_dir_all(&outputs)
-            .map_err(|source| crate::Error::io("create the folder", outputs.clone(), source))?;
+        std::fs::create_dir_all(&outputs).map_err(|source| {
+            crate::MeasureError::io("create the folder", outputs.clone(), source)
+        })?;
         let builder: Box<dyn Builder> = match self.repository {
             Repository::Workspace(ref repo) => Box::new(WorkspaceRevisions::new(repo, &state)?),
             Repository::Library(ref checkout) => Box::new(LibraryRevisions::new(

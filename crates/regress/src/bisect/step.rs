@@ -10,13 +10,13 @@ use regress_profile::cachegrind_out;
 use serde::Serialize;
 
 use super::error::BisectError;
-use super::line::Line;
-use crate::diff::annotate::annotated_diff;
-use crate::diff::compare::{function_deltas, FunctionDelta};
-use crate::diff::normalize::Normalizer;
+use crate::compare::annotated_diff;
+use crate::compare::Normalizer;
+use crate::compare::{function_deltas, FunctionDelta};
 use crate::format::{count, signed, signed_percent};
 use crate::harness_name::HarnessName;
 use crate::measure::valgrind::Valgrind;
+use crate::program::line::Line;
 use crate::workspace::Workspace;
 
 /// How many changed functions the summary lists.
@@ -66,11 +66,11 @@ pub(super) fn culprit(step: &Step<'_>) -> Result<Culprit, BisectError> {
     let (before_profile, after_profile) = (profile(before.short()), profile(at.short()));
     let normalizer = Normalizer::default();
     let functions = function_deltas(
-        &cachegrind_out::read(&before_profile).map_err(|source| crate::Error::Profile {
+        &cachegrind_out::read(&before_profile).map_err(|source| crate::MeasureError::Profile {
             path: before_profile.clone(),
             source,
         })?,
-        &cachegrind_out::read(&after_profile).map_err(|source| crate::Error::Profile {
+        &cachegrind_out::read(&after_profile).map_err(|source| crate::MeasureError::Profile {
             path: after_profile.clone(),
             source,
         })?,
@@ -90,7 +90,7 @@ pub(super) fn culprit(step: &Step<'_>) -> Result<Culprit, BisectError> {
                 step.harness, at.title, before.title
             );
             std::fs::write(&path, format!("{header}{text}"))
-                .map_err(|source| crate::Error::io("write", path.clone(), source))?;
+                .map_err(|source| crate::MeasureError::io("write", path.clone(), source))?;
             (Some(step.workspace.display_path(&path)), None)
         }
         Err(error) => (None, Some(error.to_string())),

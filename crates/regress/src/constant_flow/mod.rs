@@ -34,10 +34,10 @@ use std::path::Path;
 
 use regress_measure::parts::Part;
 
-use crate::error::Error;
 use crate::measure::callgrind_out::Costs;
 use crate::measure::costs::RunCosts;
 use crate::measure::runner::Runner;
+use crate::measure::MeasureError;
 use crate::parallel;
 use crate::report::events::{Event, Listener};
 pub use allowlist::{Allowlist, AllowlistError};
@@ -45,7 +45,7 @@ pub use compare::{FunctionDiff, LineDiff};
 pub use report::{Comparison, Difference, OperationReport, Report, Unstable, VariantReport};
 
 /// The first part of every constant-flow entry's name.
-pub const PREFIX: &str = "constant_flow";
+pub use crate::harness_name::CONSTANT_FLOW_PREFIX as PREFIX;
 
 /// The most runs per variant `--runs` accepts.
 pub const MAX_RUNS: u32 = 100;
@@ -66,7 +66,7 @@ pub enum CheckError {
     Measure {
         harness: String,
         #[source]
-        source: Box<Error>,
+        source: Box<MeasureError>,
     },
     #[error(
         "{harness} marks its sides but its run has no server_flight part: the comparison \
@@ -76,12 +76,12 @@ pub enum CheckError {
     #[error(transparent)]
     Allowlist(#[from] AllowlistError),
     #[error(transparent)]
-    Runner(Box<Error>),
+    Measuring(Box<MeasureError>),
 }
 
-impl From<Error> for CheckError {
-    fn from(error: Error) -> CheckError {
-        CheckError::Runner(Box::new(error))
+impl From<MeasureError> for CheckError {
+    fn from(error: MeasureError) -> CheckError {
+        CheckError::Measuring(Box::new(error))
     }
 }
 
@@ -89,7 +89,7 @@ impl CheckError {
     /// Whether the user interrupted the check.
     pub fn is_interrupted(&self) -> bool {
         match self {
-            CheckError::Measure { source, .. } | CheckError::Runner(source) => {
+            CheckError::Measure { source, .. } | CheckError::Measuring(source) => {
                 source.is_interrupted()
             }
             _ => false,
@@ -128,10 +128,7 @@ impl Variant {
     }
 }
 
-/// Whether `name` is a constant-flow entry (not a perf harness).
-pub fn is_constant_flow(name: &str) -> bool {
-    name.starts_with(PREFIX) && name[PREFIX.len()..].starts_with("::")
-}
+pub use crate::harness_name::is_constant_flow;
 
 /// The variants among `names` whose operation contains `filter` (all when
 /// `None`), in the order given.
@@ -335,7 +332,7 @@ pub fn check(request: &Request<'_>) -> Result<Report, CheckError> {
     })
 }
 
-fn measure_error(variant: &Variant, source: Error) -> CheckError {
+fn measure_error(variant: &Variant, source: MeasureError) -> CheckError {
     CheckError::Measure {
         harness: variant.name.clone(),
         source: Box::new(source),

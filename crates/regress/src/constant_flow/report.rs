@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::allowlist::Entry;
 use super::compare::FunctionDiff;
-use crate::error::Result;
 use crate::format::count;
+use crate::measure::Result;
 use crate::report::{markdown, Table};
 
 /// The version of the report's JSON.
@@ -428,13 +428,14 @@ impl Report {
     /// Writes `report.json` and `report.md` into `dir`, each whole.
     pub fn write(&self, dir: &Path) -> Result<[PathBuf; 2]> {
         std::fs::create_dir_all(dir)
-            .map_err(|source| crate::Error::io("create the output folder", dir, source))?;
+            .map_err(|source| crate::MeasureError::io("create the output folder", dir, source))?;
         let json_path = dir.join("report.json");
-        let mut json =
-            serde_json::to_string_pretty(self).map_err(|source| crate::Error::Serialize {
+        let mut json = serde_json::to_string_pretty(self).map_err(|source| {
+            crate::MeasureError::Serialize {
                 what: "constant-flow report",
                 source,
-            })?;
+            }
+        })?;
         json.push('\n');
         crate::atomic_file::write(&json_path, json.as_bytes())?;
         let md_path = dir.join("report.md");

@@ -6,18 +6,14 @@ use std::path::{Path, PathBuf};
 
 use regress_profile::cachegrind_out;
 
-use super::annotate::annotated_diff;
-use super::cache::MeasurementCache;
-use super::compare::{self, function_deltas, HarnessDiff};
 use super::error::DiffError;
-use super::figures::{figure_diffs, heap_moved, site_deltas, SiteDelta};
-use super::git::Worktree;
 use super::interrupt;
-use super::normalize::Normalizer;
-use super::report::Revision;
 use super::report::{DiffReport, DIFF_SCHEMA};
 use super::shard::Shard;
-use super::Side;
+use crate::compare::annotated_diff;
+use crate::compare::Normalizer;
+use crate::compare::{self, function_deltas, HarnessDiff};
+use crate::compare::{figure_diffs, heap_moved, site_deltas, SiteDelta};
 use crate::format::{count, signed, signed_percent};
 use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
@@ -26,6 +22,10 @@ use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::dhat::Sites;
 use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
+use crate::program::Commit;
+use crate::program::MeasurementCache;
+use crate::program::Side;
+use crate::program::Worktree;
 use crate::report::events::{Event, Listener};
 use crate::workspace::Workspace;
 use crate::{parallel, Measurement, Runner};
@@ -53,7 +53,7 @@ fn measure_one(side: &SideBuild, harness: &str) -> Result<Measurement, DiffError
     let Some(cache) = &side.cache else {
         return Ok(side.runner.measure(harness, &side.binary)?);
     };
-    let name = HarnessName::new(harness).map_err(crate::Error::from)?;
+    let name = HarnessName::new(harness).map_err(crate::MeasureError::from)?;
     if let Some(measurement) = cache.load(&name, side.runner.output_dir()) {
         return Ok(measurement);
     }
@@ -65,8 +65,8 @@ fn measure_one(side: &SideBuild, harness: &str) -> Result<Measurement, DiffError
 /// What the diff is of: the two commits, this run's shard, and the
 /// checkout whose `perf_outputs/` receives the result.
 pub(super) struct Commits<'a> {
-    pub(super) base: &'a Revision,
-    pub(super) head: &'a Revision,
+    pub(super) base: &'a Commit,
+    pub(super) head: &'a Commit,
     pub(super) shard: Option<Shard>,
     pub(super) workspace: &'a Workspace,
 }
@@ -109,7 +109,7 @@ pub(super) fn measure_and_compare(
     for harness in harnesses {
         // The names come from the commits' programs, checked when listed;
         // checked again here, where they become file names.
-        let name = HarnessName::new(harness).map_err(crate::Error::from)?;
+        let name = HarnessName::new(harness).map_err(crate::MeasureError::from)?;
         let result = |wanted: Side| {
             jobs.iter()
                 .zip(&results)
@@ -187,13 +187,16 @@ struct Comparison<'a> {
 impl Comparison<'_> {
     /// The allocation sites of `harness` that changed from base to head,
     /// from a DHAT pair of children on each side.
-    fn allocation_sites(&self, harness: &HarnessName) -> Result<Vec<SiteDelta>, crate::Error> {
-        let sites = |wanted: Side| -> Result<Sites, crate::Error> {
+    fn allocation_sites(
+        &self,
+        harness: &HarnessName,
+    ) -> Result<Vec<SiteDelta>, crate::MeasureError> {
+        let sites = |wanted: Side| -> Result<Sites, crate::MeasureError> {
             let side = self
                 .sides
                 .iter()
                 .find(|side| side.side == wanted)
-                .ok_or_else(|| crate::Error::BadHeapReport {
+                .ok_or_else(|| crate::MeasureError::BadHeapReport {
                     path: self.outputs.to_path_buf(),
                     reason: format!("no {wanted} side"),
                 })?;

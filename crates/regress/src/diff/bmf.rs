@@ -38,8 +38,8 @@ pub fn bmf(report: &DiffReport) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::compare::HarnessDiff;
-    use crate::diff::figures::figure_diffs;
+    use crate::compare::figure_diffs;
+    use crate::compare::HarnessDiff;
     use crate::diff::report::tests::report;
     use crate::fixtures::name;
     use crate::judge::Threshold;

@@ -3,42 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::Side;
-
 /// The checks of the refs a diff names are `regress-source`'s, shared with
 /// `--library`: their errors arrive as [`DiffError::Source`].
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
-    #[error(
-        "{dir} is not inside a git repository ({detail}).\n  \
-         Run `regress diff` from the project's checkout."
-    )]
-    NotARepository { dir: PathBuf, detail: String },
-
-    #[error(
-        "the {side} commit {commit}: {source}\n  \
-         The worktree has been removed; to investigate, `git switch --detach {commit}` there."
-    )]
-    Build {
-        side: Side,
-        commit: String,
-        #[source]
-        source: crate::discover::BuildError,
-    },
-
-    #[error(
-        "cargo reused {binary}, which is older than the {side} worktree of {commit}: it was \
-         built from another checkout, not from this commit.\n  \
-         Use a target folder that no other checkout of this project builds in \
-         (--target-dir), or remove {target_dir}."
-    )]
-    StaleBuild {
-        side: Side,
-        commit: String,
-        binary: PathBuf,
-        target_dir: PathBuf,
-    },
-
     #[error(
         "the target folder {target_dir} contains {worktrees}, where the diff's worktrees are \
          created; cargo would then take one commit's sources for the other's.\n  \
@@ -48,9 +16,6 @@ pub enum DiffError {
         target_dir: PathBuf,
         worktrees: PathBuf,
     },
-
-    #[error("`cargo metadata` cannot list the workspace crates in {dir}: {detail}")]
-    Metadata { dir: PathBuf, detail: String },
 
     #[error(
         "no harness of either commit matches {filters:?}.\n  \
@@ -79,17 +44,6 @@ pub enum DiffError {
     Merge(String),
 
     #[error(
-        "--library {spec:?}: {reason}.\n  \
-         Write it as NAME=PATH, for example --library s2n-tls=../s2n-tls; the libraries \
-         regress builds from source are: {known}."
-    )]
-    LibrarySpec {
-        spec: String,
-        reason: String,
-        known: String,
-    },
-
-    #[error(
         "{library} is given twice (--library {first} and --library {second}); \
          give each library once"
     )]
@@ -112,11 +66,16 @@ pub enum DiffError {
     Interrupted,
 
     #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Program(Box<crate::program::ProgramError>),
+
+    #[error(transparent)]
+    Measure(#[from] crate::MeasureError),
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
 }
+
+crate::program::boxed_from!(DiffError: Program(crate::program::ProgramError));
 
 impl DiffError {
     pub(crate) fn io(

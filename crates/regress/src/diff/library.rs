@@ -34,23 +34,22 @@ use std::time::{Duration, Instant};
 
 use regress_source::features::check_coverage;
 use regress_source::{
-    build_harnesses, export, Checkout, Library, Options, PatchSet, Revision as SourceRevision,
+    build_harnesses, export, Checkout, Options, PatchSet, Revision as SourceRevision,
     RevisionRequest, ScratchWorkspace, Side as SourceSide, SourceDirs,
 };
 
 use super::assemble::{self, Commits, SideBuild};
-use super::build::{isolation, Isolation};
-use super::cache::MeasurementCache;
 use super::error::DiffError;
 use super::interrupt;
 use super::pipeline::choose;
-use super::report::{DiffReport, Revision};
+use super::report::DiffReport;
 use super::scratch::{begin, RemoveOnDrop};
 use super::shard::Shard;
 use super::sources::{self, LibrarySides, Sources};
-use super::Side;
-use crate::discover::{self, PROGRAM};
 use crate::measure::valgrind::Valgrind;
+use crate::program::Commit;
+use crate::program::Side;
+use crate::program::{self, isolation, Isolation, LibraryCheckout, MeasurementCache, PROGRAM};
 use crate::report::events::{DiffStep, Event, Listener};
 use crate::workspace::Workspace;
 use crate::Runner;
@@ -61,8 +60,8 @@ const RELEASED: &str = "released";
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
 pub struct LibraryRequest {
-    /// `NAME=PATH`, as given, once per library.
-    pub libraries: Vec<String>,
+    /// Each library's checkout (`--library NAME=PATH`), once per library.
+    pub libraries: Vec<LibraryCheckout>,
     /// The base revision; `None` with `--base-released`.
     pub base: Option<String>,
     /// The head revision; `None`: each checkout's working tree as it is.
@@ -96,25 +95,6 @@ pub struct LibraryPlan {
     options: Options,
 }
 
-/// `NAME=PATH` as a library and a folder.
-pub fn parse_spec(spec: &str) -> Result<(&'static Library, PathBuf), DiffError> {
-    let bad = |reason: &str| DiffError::LibrarySpec {
-        spec: spec.to_owned(),
-        reason: reason.to_owned(),
-        known: regress_source::library::known_names(),
-    };
-    let Some((name, path)) = spec.split_once('=') else {
-        return Err(bad(
-            "there is no `=` between the library's name and its checkout",
-        ));
-    };
-    if path.is_empty() {
-        return Err(bad("the checkout's path is empty"));
-    }
-    let library = Library::named(name).map_err(|_| bad("that library is not one regress knows"))?;
-    Ok((library, PathBuf::from(path)))
-}
-
 impl LibraryPlan {
     /// Checks every `--library` and both revisions in each checkout. Only
     /// reads: nothing is created, in either repository or anywhere else.
@@ -134,8 +114,12 @@ impl LibraryPlan {
         }
         let mut seen: Vec<(&'static str, &str)> = Vec::new();
         let mut sources = Vec::new();
-        for spec in &request.libraries {
-            let (library, path) = parse_spec(spec)?;
+        for LibraryCheckout {
+            library,
+            path,
+            spec,
+        } in &request.libraries
+        {
             if let Some((_, first)) = seen.iter().find(|(name, _)| *name == library.name) {
                 return Err(DiffError::LibraryTwice {
                     library: library.name,
@@ -144,7 +128,7 @@ impl LibraryPlan {
                 });
             }
             seen.push((library.name, spec));
-            let checkout = Checkout::open(library, &path, &options)?;
+            let checkout = Checkout::open(library, path, &options)?;
             let head_request = match &request.head {
                 Some(head) => RevisionRequest::Reference(head),
                 None => RevisionRequest::WorkingTree,
@@ -346,7 +330,7 @@ impl LibraryPlan {
             .map_err(|source| DiffError::io("create the folder", bin_dir, source))?;
         std::fs::copy(&built.program, &copy)
             .map_err(|source| DiffError::io("copy the measured program to", &copy, source))?;
-        let names = discover::list(&copy)?;
+        let names = program::list(&copy)?;
         listener.event(Event::Diff(DiffStep::Built {
             side: side.name(),
             elapsed: started.elapsed(),
@@ -410,25 +394,25 @@ impl LibraryPlan {
     }
 
     /// The report's base and head: the first library's revisions.
-    fn revisions(&self, described: &[(Vec<PatchSet>, String)]) -> [Revision; 2] {
+    fn revisions(&self, described: &[(Vec<PatchSet>, String)]) -> [Commit; 2] {
         let first = &self.sources[0];
         let base = match &first.base {
-            Some(SourceRevision::Commit { reference, commit }) => Revision {
+            Some(SourceRevision::Commit { reference, commit }) => Commit {
                 reference: reference.clone(),
                 commit: commit.clone(),
             },
-            _ => Revision {
+            _ => Commit {
                 reference: format!("{} as released", first.checkout.library()),
                 commit: RELEASED.to_owned(),
             },
         };
         let head_key = described[1].0.first().map(|set| set.key.clone());
         let head = match &first.head {
-            SourceRevision::Commit { reference, commit } => Revision {
+            SourceRevision::Commit { reference, commit } => Commit {
                 reference: reference.clone(),
                 commit: commit.clone(),
             },
-            SourceRevision::WorkingTree => Revision {
+            SourceRevision::WorkingTree => Commit {
                 reference: "the working tree".to_owned(),
                 commit: head_key.unwrap_or_default(),
             },
@@ -445,7 +429,7 @@ impl LibraryPlan {
         not_measured: Vec<String>,
     ) -> Result<Sources, DiffError> {
         let released = crate::toolchain::of(base_program)
-            .map_err(crate::Error::from)?
+            .map_err(crate::MeasureError::from)?
             .libraries;
         let mut libraries = Vec::new();
         for source in &self.sources {
@@ -502,27 +486,6 @@ fn short_key(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn library_specs() {
-        let (library, path) = parse_spec("s2n-tls=../s2n-tls").expect("valid");
-        assert_eq!(
-            (library.name, path),
-            ("s2n-tls", PathBuf::from("../s2n-tls"))
-        );
-        let (_, path) = parse_spec("rustls=/a=b").expect("valid");
-        assert_eq!(path, PathBuf::from("/a=b"));
-        for (spec, reason) in [
-            ("s2n-tls", "no `=`"),
-            ("s2n-tls=", "path is empty"),
-            ("openssl=/x", "not one regress knows"),
-            ("=/x", "not one regress knows"),
-        ] {
-            let message = parse_spec(spec).unwrap_err().to_string();
-            assert!(message.contains(reason), "{spec}: {message}");
-            assert!(message.contains("s2n-tls, rustls, aws-lc-rs"), "{message}");
-        }
-    }
 
     #[test]
     fn keys_make_short_folder_names() {

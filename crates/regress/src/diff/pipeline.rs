@@ -31,16 +31,17 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::assemble::{self, Commits, SideBuild};
-use super::build::{self, BuildSpec, Isolation};
 use super::error::DiffError;
-use super::git::Repo;
 use super::interrupt;
-use super::report::{DiffReport, Revision};
+use super::report::DiffReport;
 use super::scratch::{begin, choose_target_dir, RemoveOnDrop};
 use super::shard::Shard;
-use super::Side;
-use crate::discover::{self, PROGRAM};
 use crate::measure::valgrind::Valgrind;
+use crate::program::Commit;
+use crate::program::Repo;
+use crate::program::Side;
+use crate::program::{self, PROGRAM};
+use crate::program::{build_harness_tests, isolation, BuildSpec, Isolation};
 use crate::report::events::{DiffStep, Event, Listener};
 use crate::workspace::Workspace;
 use crate::Runner;
@@ -69,8 +70,8 @@ pub struct DiffRequest {
 pub struct Plan {
     repo: Repo,
     workspace: Workspace,
-    pub base: Revision,
-    pub head: Revision,
+    pub base: Commit,
+    pub head: Commit,
     request: DiffRequest,
 }
 
@@ -83,7 +84,7 @@ impl Plan {
         let head = repo.resolve(Side::Head, &request.head)?;
         let merge_base = repo.merge_base(&base, &head)?;
         if request.merge_base && merge_base != base.commit {
-            base = Revision {
+            base = Commit {
                 reference: format!("merge base of {} and {}", base.reference, head.reference),
                 commit: merge_base,
             };
@@ -146,7 +147,7 @@ impl Plan {
             let worktree =
                 self.repo
                     .add_worktree(&scratch.join(&name), &revision.commit, listener)?;
-            let (config, target_dir) = match build::isolation(worktree.path())? {
+            let (config, target_dir) = match isolation(worktree.path())? {
                 Isolation::Renamed(config) => (config, shared_target.clone()),
                 Isolation::NeedsOwnTargetDir { reason } => {
                     note(DiffStep::OwnTargetDir {
@@ -163,7 +164,7 @@ impl Plan {
                 worktree: &self.workspace.display_path(worktree.path()),
             });
             let started = Instant::now();
-            let binary = build::build_harness_tests(&BuildSpec {
+            let binary = build_harness_tests(&BuildSpec {
                 side,
                 commit: &revision.commit,
                 worktree: worktree.path(),
@@ -172,7 +173,7 @@ impl Plan {
                 copy_to: &bin_dir.0.join(&name).join(PROGRAM),
             })?;
             interrupt::check()?;
-            let names = discover::list(&binary)?;
+            let names = program::list(&binary)?;
             note(DiffStep::Built {
                 side: side.name(),
                 elapsed: started.elapsed(),
@@ -264,7 +265,7 @@ pub(super) fn choose(
     shard: Option<Shard>,
     listener: &dyn Listener,
 ) -> Result<Vec<String>, DiffError> {
-    let selected = discover::select(names, filters);
+    let selected = program::select(names, filters);
     if selected.is_empty() {
         return Err(DiffError::NoHarness {
             filters: filters.to_vec(),

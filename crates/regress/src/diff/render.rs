@@ -12,9 +12,9 @@
 
 use std::fmt::Write as _;
 
-use super::compare::{HarnessDiff, Verdict};
 use super::report::DiffReport;
 use super::Outcome;
+use crate::compare::{HarnessDiff, Verdict};
 use crate::format::{count, signed, signed_percent};
 use crate::judge::Change;
 use crate::report::html::svg::escape as html;
@@ -412,8 +412,8 @@ fn cpu_profile(report: &DiffReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::attribution::Origin;
-    use crate::diff::compare::FunctionDelta;
+    use crate::compare::FunctionDelta;
+    use crate::compare::Origin;
     use crate::diff::report::tests::report;
     use crate::diff::shard::Shard;
     use crate::fixtures::name;

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::compare::{HarnessDiff, Verdict};
-use super::figures::site_text;
+use crate::compare::site_text;
+use crate::compare::{HarnessDiff, Verdict};
 use crate::judge::Change;
 use crate::report::html::svg::escape as html;
 use crate::report::markdown::block;
@@ -123,7 +123,7 @@ pub fn markdown(harness: &HarnessDiff) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::figures::{figure_diffs, SiteDelta};
+    use crate::compare::{figure_diffs, SiteDelta};
     use crate::judge::Threshold;
     use crate::measure::metrics::{Metric, Metrics};
 

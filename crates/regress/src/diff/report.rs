@@ -12,51 +12,28 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::{self, HarnessDiff, Verdict};
 use super::error::DiffError;
 use super::shard::Shard;
 use super::sources::Sources;
 use super::untrusted;
 use super::Outcome;
+use crate::compare::{self, HarnessDiff, Verdict};
 use crate::limits;
 use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::valgrind::Method;
+use crate::program::Commit;
 
 /// The report format's version (2: each harness's `figures`,
 /// `heap_threshold` and `heap_sites`; a figure's regression is a
 /// regression).
 pub const DIFF_SCHEMA: u32 = 2;
 
-/// A commit as the user named it and as git resolved it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Revision {
-    /// What the user passed (`main`, `HEAD~1`, a hash).
-    #[serde(rename = "ref")]
-    pub reference: String,
-    /// The full commit hash.
-    pub commit: String,
-}
-
-impl Revision {
-    /// The abbreviated hash people read: its first 12 characters (a
-    /// character boundary even in a forged report's text).
-    pub fn short(&self) -> &str {
-        let end = self
-            .commit
-            .char_indices()
-            .nth(12)
-            .map_or(self.commit.len(), |(index, _)| index);
-        &self.commit[..end]
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DiffReport {
     pub schema: u32,
-    pub base: Revision,
-    pub head: Revision,
+    pub base: Commit,
+    pub head: Commit,
     /// The Valgrind version both sides were measured with.
     pub valgrind: String,
     pub method: Method,
@@ -244,11 +221,11 @@ pub(crate) mod tests {
     pub(crate) fn report(harnesses: Vec<HarnessDiff>, shards: Vec<Shard>) -> DiffReport {
         DiffReport {
             schema: DIFF_SCHEMA,
-            base: Revision {
+            base: Commit {
                 reference: "main".into(),
                 commit: "a".repeat(40),
             },
-            head: Revision {
+            head: Commit {
                 reference: "HEAD".into(),
                 commit: "b".repeat(40),
             },

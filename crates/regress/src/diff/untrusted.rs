@@ -13,14 +13,15 @@
 
 use std::collections::BTreeSet;
 
-use super::compare::{HarnessDiff, Verdict};
-use super::figures::{FigureDiff, MAX_FRAMES, MAX_SITES};
-use super::report::{DiffReport, Revision};
+use super::report::DiffReport;
+use crate::compare::{FigureDiff, MAX_FRAMES, MAX_SITES};
+use crate::compare::{HarnessDiff, Verdict};
 use crate::judge::judge;
 use crate::judge::Threshold;
 use crate::limits::{self, MAX_COUNT};
 use crate::measure::metrics::{Kind, Metric};
 use crate::measure::valgrind::Version;
+use crate::program::Commit;
 
 /// The largest report read (a real one of 69 harnesses is about 1 MiB).
 pub const MAX_REPORT_BYTES: u64 = 8 << 20;
@@ -74,7 +75,7 @@ pub fn check(report: &DiffReport) -> Result<(), Refusal> {
 /// A commit is a full hash; a from-source diff's side may also be a
 /// working tree's content hash (`wt-` and 40 hex digits) or the locked
 /// release (`released`).
-fn revision(side: &str, revision: &Revision, from_source: bool) -> Result<(), Refusal> {
+fn revision(side: &str, revision: &Commit, from_source: bool) -> Result<(), Refusal> {
     let hash = &revision.commit;
     let hex = |text: &str, lengths: &[usize]| {
         lengths.contains(&text.len()) && text.bytes().all(|b| b.is_ascii_hexdigit())

@@ -120,8 +120,9 @@ pub fn write(root: &Path, baselines: &Path, dir: &Path) -> Result<Option<PathBuf
     if files.is_empty() {
         return Ok(None);
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|source| crate::Error::io("create the folder", dir.to_path_buf(), source))?;
+    std::fs::create_dir_all(dir).map_err(|source| {
+        crate::MeasureError::io("create the folder", dir.to_path_buf(), source)
+    })?;
     for (file, svg) in files {
         crate::atomic_file::write(&dir.join(file), svg.as_bytes())?;
     }

@@ -29,27 +29,23 @@ pub enum HistoryError {
     Store(#[from] super::store::StoreError),
 
     #[error(transparent)]
-    Revision(Box<crate::revision::RevisionError>),
+    Revision(Box<crate::program::RevisionError>),
 
     #[error(transparent)]
-    Bisect(Box<crate::bisect::BisectError>),
+    Line(Box<crate::program::LineError>),
 
     #[error(transparent)]
     Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
-    Diff(Box<crate::diff::DiffError>),
-
-    #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Measure(#[from] crate::MeasureError),
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
 }
 
-crate::revision::error::boxed_from!(
-    HistoryError: Revision(crate::revision::RevisionError),
-    Bisect(crate::bisect::BisectError),
-    Source(regress_source::SourceError),
-    Diff(crate::diff::DiffError)
+crate::program::boxed_from!(
+    HistoryError: Revision(crate::program::RevisionError),
+    Line(crate::program::LineError),
+    Source(regress_source::SourceError)
 );

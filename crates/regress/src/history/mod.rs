@@ -35,10 +35,12 @@ pub use error::HistoryError;
 use store::{Entry, HistoryDir, Kind, PathCount, Record, HISTORY_SCHEMA};
 use versions::VersionRange;
 
-use crate::diff::library::parse_spec;
 use crate::harness_name::HarnessName;
 use crate::measure::valgrind::Valgrind;
-use crate::revision::{self, Builder, Built, LibraryRevisions, Program, PublishedVersions};
+use crate::program::revision::{
+    self, Builder, Built, LibraryRevisions, Program, PublishedVersions,
+};
+use crate::program::LibraryCheckout;
 use crate::workspace::Workspace;
 
 /// A revision and, for a commit, its title.
@@ -57,10 +59,10 @@ pub const HISTORY_FOLDER: &str = "history";
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
 pub struct HistoryRequest {
-    /// `NAME` (with `versions`) or `NAME=PATH` (with `revs`).
+    /// `NAME`, with `versions` (or alone, to read the stored history).
     pub library: String,
     pub versions: Option<String>,
-    pub revs: Option<String>,
+    pub revs: Option<Revs>,
     pub every: Option<u64>,
     pub tags: bool,
     pub filters: Vec<String>,
@@ -68,6 +70,14 @@ pub struct HistoryRequest {
     /// The cargo target folder of the builds (default:
     /// `target/regress-source/target`).
     pub target_dir: Option<PathBuf>,
+}
+
+/// `--revs A..B` of a library's checkout (`--library NAME=PATH`).
+#[derive(Debug, Clone)]
+pub struct Revs {
+    pub checkout: LibraryCheckout,
+    /// `A..B`, as given.
+    pub range: String,
 }
 
 enum Source {
@@ -117,16 +127,22 @@ impl Plan {
                     "give --versions or --revs, not both".to_owned(),
                 ))
             }
-            (_, Some(revs)) => {
-                let (library, path) = parse_spec(&request.library)?;
-                let checkout = Checkout::open(library, &path, &options)?;
+            (
+                _,
+                Some(Revs {
+                    checkout,
+                    range: revs,
+                }),
+            ) => {
+                let library = checkout.library;
+                let checkout = Checkout::open(library, &checkout.path, &options)?;
                 let Some((from, to)) = revs.split_once("..") else {
                     return Err(HistoryError::Request(format!(
                         "--revs {revs:?} has no `..` between two revisions (A..B)"
                     )));
                 };
                 let line =
-                    crate::bisect::line::resolve(checkout.root(), from, to, options.git_limits())?;
+                    crate::program::line::resolve(checkout.root(), from, to, options.git_limits())?;
                 let tagged = if request.tags {
                     Some(tagged_commits(checkout.root(), &options)?)
                 } else {
@@ -307,7 +323,7 @@ impl Plan {
     fn wanted(&self, name: &str) -> bool {
         self.library.affects_harness(name)
             && (self.filters.is_empty()
-                || crate::discover::select(vec![name.to_owned()], &self.filters).len() == 1)
+                || crate::program::select(vec![name.to_owned()], &self.filters).len() == 1)
     }
 }
 
@@ -450,7 +466,7 @@ impl Walk<'_> {
             .filter(|name| self.plan.wanted(name))
             .map(|name| HarnessName::new(name))
             .collect::<Result<_, _>>()
-            .map_err(crate::Error::from)?;
+            .map_err(crate::MeasureError::from)?;
         let outputs = self.outputs.join(revision);
         let _ = std::fs::remove_dir_all(&outputs);
         let (runner, cache) = revision::runner(
@@ -492,10 +508,10 @@ impl Walk<'_> {
 /// `every`-th (counting from the first), or those in `tagged`; the last
 /// (B) always.
 fn every_nth_or_tagged(
-    line: Vec<crate::bisect::line::Revision>,
+    line: Vec<crate::program::line::Revision>,
     every: Option<u64>,
     tagged: Option<&[String]>,
-) -> Vec<crate::bisect::line::Revision> {
+) -> Vec<crate::program::line::Revision> {
     let last = line.len().saturating_sub(1);
     line.into_iter()
         .enumerate()
@@ -530,7 +546,7 @@ fn tagged_commits(root: &Path, options: &Options) -> Result<Vec<String>, History
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bisect::line::Revision;
+    use crate::program::line::Revision;
 
     #[test]
     fn revs_are_every_nth_or_the_tagged_ones_and_always_the_last() {

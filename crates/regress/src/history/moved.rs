@@ -14,8 +14,8 @@ use std::path::Path;
 use regress_profile::cachegrind_out;
 
 use super::store::{Moved, Step};
-use crate::diff::compare::function_deltas;
-use crate::diff::normalize::Normalizer;
+use crate::compare::function_deltas;
+use crate::compare::Normalizer;
 use crate::harness_name::HarnessName;
 
 /// The step from `from` (profiles in `before`) to the revision whose

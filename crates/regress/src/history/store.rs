@@ -111,7 +111,7 @@ pub struct Moved {
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Measure(#[from] crate::MeasureError),
     #[error(
         "{path} is not a history file this version of regress reads: {reason}.\n  \
          Fix or remove it (it is one version's data; `regress history` measures it again)."
@@ -280,7 +280,7 @@ impl HistoryDir {
             return Ok(None);
         }
         let text = limits::read_capped(&path, limits::MAX_SMALL_FILE)
-            .map_err(|source| crate::Error::io("read", &path, source))?;
+            .map_err(|source| crate::MeasureError::io("read", &path, source))?;
         let invalid = |reason: String| StoreError::Invalid {
             path: path.clone(),
             reason,
@@ -328,7 +328,7 @@ impl HistoryDir {
         text.push('\n');
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| {
-                crate::Error::io("create the folder", parent.to_path_buf(), source)
+                crate::MeasureError::io("create the folder", parent.to_path_buf(), source)
             })?;
         }
         crate::atomic_file::write(&path, text.as_bytes())?;

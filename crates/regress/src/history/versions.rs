@@ -87,10 +87,11 @@ pub fn published(
     range: &VersionRange,
     options: &Options,
 ) -> Result<Vec<semver::Version>, HistoryError> {
-    std::fs::create_dir_all(probe.join("src"))
-        .map_err(|source| crate::Error::io("create the folder", probe.to_path_buf(), source))?;
+    std::fs::create_dir_all(probe.join("src")).map_err(|source| {
+        crate::MeasureError::io("create the folder", probe.to_path_buf(), source)
+    })?;
     let lib = probe.join("src/lib.rs");
-    std::fs::write(&lib, "").map_err(|source| crate::Error::io("write", lib, source))?;
+    std::fs::write(&lib, "").map_err(|source| crate::MeasureError::io("write", lib, source))?;
     let cargo = Cargo::detect(workspace, options)?;
     let mut found: Vec<semver::Version> = Vec::new();
     loop {
@@ -103,7 +104,7 @@ pub fn published(
         );
         let path = probe.join("Cargo.toml");
         std::fs::write(&path, manifest)
-            .map_err(|source| crate::Error::io("write", path.clone(), source))?;
+            .map_err(|source| crate::MeasureError::io("write", path.clone(), source))?;
         let _ = std::fs::remove_file(probe.join("Cargo.lock"));
         let finished = process::run(
             &cargo.program(probe, ["generate-lockfile", "--quiet"]),

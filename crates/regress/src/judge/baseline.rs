@@ -74,7 +74,7 @@ pub enum BaselineError {
         path: PathBuf,
         /// Boxed to keep every baseline `Result` small.
         #[source]
-        source: Box<crate::error::Error>,
+        source: Box<crate::MeasureError>,
     },
 }
 

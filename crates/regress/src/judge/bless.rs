@@ -64,7 +64,7 @@ pub fn bless_all(dir: &Path, measurements: &[Measurement]) -> Result<Vec<Blessed
                 let _ = match &written.before {
                     Some(bytes) => atomic_file::write(&written.path, bytes),
                     None => std::fs::remove_file(&written.path)
-                        .map_err(|source| crate::Error::io("remove", &written.path, source)),
+                        .map_err(|source| crate::MeasureError::io("remove", &written.path, source)),
                 };
             }
             return Err(BaselineError::Write {

@@ -15,9 +15,9 @@ use std::fmt;
 use super::baseline::{BaselineError, BaselineFile};
 use super::figures::{Figures, FiguresMessage};
 use super::{judge, Change, Judgement};
-use crate::error::Error;
 use crate::format::{count, signed, signed_percent};
 use crate::measure::measurement::Measurement;
+use crate::measure::MeasureError;
 
 /// `fail` (default) or `warn`: what an unmatched fingerprint does.
 pub const ENV_UNMATCHED: &str = "REGRESS_UNMATCHED";
@@ -30,16 +30,16 @@ pub enum UnmatchedPolicy {
 }
 
 impl UnmatchedPolicy {
-    pub fn from_env() -> Result<UnmatchedPolicy, Error> {
+    pub fn from_env() -> Result<UnmatchedPolicy, MeasureError> {
         UnmatchedPolicy::parse(std::env::var(ENV_UNMATCHED).ok().as_deref())
     }
 
     /// The policy a value of [`ENV_UNMATCHED`] names (`None`: unset).
-    pub fn parse(value: Option<&str>) -> Result<UnmatchedPolicy, Error> {
+    pub fn parse(value: Option<&str>) -> Result<UnmatchedPolicy, MeasureError> {
         match value {
             None | Some("") | Some("fail") => Ok(UnmatchedPolicy::Fail),
             Some("warn") => Ok(UnmatchedPolicy::Warn),
-            Some(other) => Err(Error::BadSetting {
+            Some(other) => Err(MeasureError::BadSetting {
                 variable: ENV_UNMATCHED,
                 value: other.to_owned(),
                 expected: "`fail` or `warn`",

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 use crate::measure::cachegrind;
 use crate::measure::valgrind::Valgrind;
 use crate::process::{self, Role};
@@ -29,7 +29,7 @@ pub fn diff(valgrind: &Valgrind, before: &Path, after: &Path, out: &Path) -> Res
     let mut command = Command::new(&valgrind.cg_diff);
     command.arg(before).arg(after);
     let profile = run_tool(command, &valgrind.cg_diff, after)?;
-    std::fs::write(out, profile).map_err(|source| Error::io("write", out, source))
+    std::fs::write(out, profile).map_err(|source| MeasureError::io("write", out, source))
 }
 
 /// Runs one of Valgrind's tools (`program`, reading `input`) and returns
@@ -41,7 +41,7 @@ pub fn run_tool(command: Command, program: &Path, input: &Path) -> Result<Vec<u8
     let timeout = cachegrind::timeout_from_env()?;
     let output = process::output(command, program, timeout, MAX_TOOL_OUTPUT, Role::Work)?;
     if !output.status.success() {
-        return Err(Error::Annotate {
+        return Err(MeasureError::Annotate {
             program: program.to_path_buf(),
             status: output.status.to_string(),
             input: input.to_path_buf(),

@@ -30,7 +30,7 @@ use std::time::Duration;
 use regress_measure::child::{ChildReport, ChildRequest};
 use regress_measure::parts::Plan;
 
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 use crate::limits;
 #[cfg(doc)]
 use crate::measure::cpu_profile::native_only;
@@ -82,7 +82,7 @@ pub fn heap_child_under_none(choice: Option<&str>) -> Result<bool> {
     match choice.map(str::trim) {
         None | Some("") | Some("native") => Ok(false),
         Some("none") => Ok(true),
-        Some(other) => Err(Error::BadSetting {
+        Some(other) => Err(MeasureError::BadSetting {
             variable: ENV_HEAP_CHILD,
             value: other.chars().take(40).collect(),
             expected: "`native` or `none`",
@@ -126,7 +126,7 @@ fn parse_timeout(value: Option<&str>) -> Result<Duration> {
         .ok()
         .filter(|seconds| (1..=MAX_TIMEOUT_SECS).contains(seconds))
         .map(Duration::from_secs)
-        .ok_or_else(|| Error::BadSetting {
+        .ok_or_else(|| MeasureError::BadSetting {
             variable: ENV_TIMEOUT,
             value: text.chars().take(40).collect(),
             expected: "a whole number of seconds from 1 to 86400",
@@ -317,7 +317,7 @@ impl ChildSpec<'_> {
         let status = match child.wait(Some(self.timeout))? {
             Ended::Exited(status) => status,
             Ended::TimedOut => {
-                return Err(Error::Timeout {
+                return Err(MeasureError::Timeout {
                     harness: self.harness.to_owned(),
                     seconds: self.timeout.as_secs(),
                     logs: self.scratch.to_path_buf(),
@@ -329,14 +329,14 @@ impl ChildSpec<'_> {
             // own words (a panic, exit code 101, with no stderr to show,
             // since stderr could not be written either): name the cause.
             if let Some(cause) = cannot_write(self.scratch, status) {
-                return Err(Error::OutputFull {
+                return Err(MeasureError::OutputFull {
                     harness: self.harness.to_owned(),
                     folder: self.scratch.to_path_buf(),
                     status: describe(status),
                     cause,
                 });
             }
-            return Err(Error::ChildFailed {
+            return Err(MeasureError::ChildFailed {
                 harness: self.harness.to_owned(),
                 status: describe(status),
                 stderr: failure_text(&stderr_path, &log),
@@ -345,25 +345,25 @@ impl ChildSpec<'_> {
         }
         let report_path = self.scratch.join(&report_name);
         let report = match limits::read_capped(&report_path, limits::MAX_SMALL_FILE) {
-            Ok(text) => serde_json::from_str(&text).map_err(|source| Error::Json {
+            Ok(text) => serde_json::from_str(&text).map_err(|source| MeasureError::Json {
                 what: "child report",
                 path: report_path.clone(),
                 source,
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if self.tool == Tool::Cachegrind && !profile.exists() {
-                    return Err(Error::ValgrindDidNotRun {
+                    return Err(MeasureError::ValgrindDidNotRun {
                         harness: self.harness.to_owned(),
                         program: self.valgrind.program.clone(),
                         log: format!("{}\n{}", tail(&log, 20), tail(&stderr_path, 20)),
                     });
                 }
-                return Err(Error::NoReport {
+                return Err(MeasureError::NoReport {
                     harness: self.harness.to_owned(),
                     binary: self.binary.to_path_buf(),
                 });
             }
-            Err(source) => return Err(Error::io("read", report_path, source)),
+            Err(source) => return Err(MeasureError::io("read", report_path, source)),
         };
         Ok(ChildOutcome { profile, report })
     }
@@ -413,7 +413,7 @@ fn without_address_randomization(command: &mut Command) {
 fn without_address_randomization(_command: &mut Command) {}
 
 fn create(path: &Path) -> Result<File> {
-    File::create(path).map_err(|source| Error::io("create", path, source))
+    File::create(path).map_err(|source| MeasureError::io("create", path, source))
 }
 
 /// Puts the binary into the scratch folder. A hard link pins the file
@@ -422,13 +422,13 @@ fn create(path: &Path) -> Result<File> {
 /// of a subtraction still run the same bytes. Across file systems, a copy.
 fn link_binary(binary: &Path, link: &Path) -> Result<()> {
     if !binary.is_file() {
-        return Err(Error::BinaryGone {
+        return Err(MeasureError::BinaryGone {
             binary: binary.to_path_buf(),
         });
     }
     std::fs::hard_link(binary, link)
         .or_else(|_| std::fs::copy(binary, link).map(drop))
-        .map_err(|source| Error::io("link", link, source))
+        .map_err(|source| MeasureError::io("link", link, source))
 }
 
 fn describe(status: ExitStatus) -> String {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use regress_measure::child::PREPARED_INPUTS;
 use regress_measure::parts::Plan;
 
-use crate::error::Result;
+use super::Result;
 use crate::harness_name::HarnessName;
 use crate::measure::cachegrind::{ChildSpec, Tool};
 use crate::measure::runner::Runner;

@@ -30,7 +30,7 @@ use regress_profile::cachegrind_out;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 use crate::harness_name::HarnessName;
 
 /// Names the profile of a test run (`REGRESS_CPU=no-avx ENABLE_VALGRIND=true
@@ -161,7 +161,7 @@ impl CpuProfile {
         CpuProfile::ALL
             .into_iter()
             .find(|profile| profile.name() == text)
-            .ok_or_else(|| Error::UnknownCpuProfile {
+            .ok_or_else(|| MeasureError::UnknownCpuProfile {
                 name: text.chars().take(40).collect(),
                 known: CpuProfile::names(),
             })
@@ -281,7 +281,7 @@ pub fn check_region(
     if cpu.is_default() {
         return Ok(());
     }
-    let profile = cachegrind_out::read(region_profile).map_err(|source| Error::Profile {
+    let profile = cachegrind_out::read(region_profile).map_err(|source| MeasureError::Profile {
         path: region_profile.to_path_buf(),
         source,
     })?;
@@ -291,7 +291,7 @@ pub fn check_region(
         .filter(|function| function.instructions != 0)
         .map(|function| (function.file.as_str(), function.function.as_str()));
     cpu.check(functions, library_cpu)
-        .map_err(|not| Error::CpuProfileNotApplied {
+        .map_err(|not| MeasureError::CpuProfileNotApplied {
             harness: harness.to_string(),
             profile: not.profile.to_string(),
             library: not.library,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use super::Result;
 use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::valgrind::{Method, Valgrind};
 

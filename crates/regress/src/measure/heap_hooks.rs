@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 use crate::process::{self, Role};
 
 /// The hooks' source.
@@ -41,7 +41,7 @@ pub fn build(outputs: &Path) -> Result<PathBuf> {
         return Ok(library);
     }
     let folder = library.parent().unwrap_or(outputs);
-    std::fs::create_dir_all(folder).map_err(|source| Error::io("create", folder, source))?;
+    std::fs::create_dir_all(folder).map_err(|source| MeasureError::io("create", folder, source))?;
     let unique = format!(
         "{}.{}",
         std::process::id(),
@@ -49,7 +49,7 @@ pub fn build(outputs: &Path) -> Result<PathBuf> {
     );
     let source_path = folder.join(format!("heap-hooks.{unique}.c"));
     std::fs::write(&source_path, SOURCE)
-        .map_err(|source| Error::io("write", &source_path, source))?;
+        .map_err(|source| MeasureError::io("write", &source_path, source))?;
     let partial = library.with_extension(format!("so.{unique}.partial"));
     let compiler = std::env::var_os("CC").map_or_else(|| PathBuf::from("cc"), PathBuf::from);
     let mut command = Command::new(&compiler);
@@ -66,18 +66,19 @@ pub fn build(outputs: &Path) -> Result<PathBuf> {
         Role::Work,
     );
     let _ = std::fs::remove_file(&source_path);
-    let output = output.map_err(|error| Error::HeapHooks {
+    let output = output.map_err(|error| MeasureError::HeapHooks {
         compiler: compiler.clone(),
         reason: error.to_string(),
     })?;
     if !output.status.success() {
         let _ = std::fs::remove_file(&partial);
-        return Err(Error::HeapHooks {
+        return Err(MeasureError::HeapHooks {
             compiler,
             reason: format!("{}: {}", output.status, process::stderr_text(&output)),
         });
     }
-    std::fs::rename(&partial, &library).map_err(|source| Error::io("rename", &partial, source))?;
+    std::fs::rename(&partial, &library)
+        .map_err(|source| MeasureError::io("rename", &partial, source))?;
     Ok(library)
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 use crate::harness_name::HarnessName;
 use crate::limits::{self, MAX_COUNT};
 use crate::measure::fingerprint::{Fingerprint, FingerprintProblem};
@@ -166,23 +166,26 @@ impl Measurement {
     /// out of shape is refused with its reason.
     pub fn read(path: &Path) -> Result<Measurement> {
         let text = limits::read_capped(path, limits::MAX_SMALL_FILE)
-            .map_err(|source| Error::io("read", path, source))?;
-        let record: Measurement = serde_json::from_str(&text).map_err(|source| Error::Json {
-            what: "measurement record",
-            path: path.to_path_buf(),
-            source,
-        })?;
+            .map_err(|source| MeasureError::io("read", path, source))?;
+        let record: Measurement =
+            serde_json::from_str(&text).map_err(|source| MeasureError::Json {
+                what: "measurement record",
+                path: path.to_path_buf(),
+                source,
+            })?;
         if record.schema != MEASUREMENT_SCHEMA {
-            return Err(Error::Schema {
+            return Err(MeasureError::Schema {
                 path: path.to_path_buf(),
                 found: record.schema,
                 expected: MEASUREMENT_SCHEMA,
             });
         }
-        record.validate(path).map_err(|problem| Error::BadRecord {
-            path: path.to_path_buf(),
-            problem,
-        })?;
+        record
+            .validate(path)
+            .map_err(|problem| MeasureError::BadRecord {
+                path: path.to_path_buf(),
+                problem,
+            })?;
         Ok(record)
     }
 
@@ -236,12 +239,12 @@ impl Measurement {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(Error::io("list", dir, source)),
+            Err(source) => return Err(MeasureError::io("list", dir, source)),
         };
         let mut records = Vec::new();
         for entry in entries {
             let path = entry
-                .map_err(|source| Error::io("list", &dir, source))?
+                .map_err(|source| MeasureError::io("list", &dir, source))?
                 .path();
             if path.extension().is_some_and(|ext| ext == "json") {
                 records.push(Measurement::read(&path)?);

@@ -17,6 +17,8 @@
 //!   builds the library a heap child preloads, and [`metrics`] is what
 //!   both add to a record.
 //!
+//! Their error is [`MeasureError`] (`error`).
+//!
 //! [`scale`] is the wall-clock counterpart: the same harnesses run natively
 //! on 1..N threads.
 
@@ -26,6 +28,7 @@ pub mod callgrind_out;
 pub mod costs;
 pub mod cpu_profile;
 pub mod dhat;
+mod error;
 pub mod fingerprint;
 pub mod header;
 pub mod heap_hooks;
@@ -37,3 +40,5 @@ pub mod scale;
 pub mod scratch;
 pub mod split;
 pub mod valgrind;
+
+pub use error::{MeasureError, Result};

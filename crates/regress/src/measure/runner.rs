@@ -13,8 +13,8 @@ use regress_measure::heap::{HeapReport, HEAP_SCHEMA};
 use regress_measure::parts::{PartSet, Plan};
 use regress_profile::{annotated, cachegrind_out};
 
+use super::{MeasureError, Result};
 use crate::atomic_file;
-use crate::error::{Error, Result};
 use crate::harness_name::HarnessName;
 use crate::limits;
 use crate::measure::annotate;
@@ -92,7 +92,7 @@ impl Runner {
         crate::process::check()?;
         let outputs = &self.outputs;
         std::fs::create_dir_all(outputs)
-            .map_err(|source| Error::io("create the output folder", outputs, source))?;
+            .map_err(|source| MeasureError::io("create the output folder", outputs, source))?;
         let mut scratch = ScratchDir::create(
             &self.outputs.join(".scratch"),
             &format!(
@@ -191,7 +191,7 @@ impl Runner {
         .run()?;
         let parts = split::read_dumps(&child.profile)?.parts;
         if parts.total() != total {
-            return Err(Error::PartsDoNotAddUp {
+            return Err(MeasureError::PartsDoNotAddUp {
                 harness: harness.to_string(),
                 client: parts.client(),
                 server: parts.server(),
@@ -234,7 +234,7 @@ impl Runner {
         }
         .run()?;
         let path = &child.profile;
-        let bad = |reason: String| Error::BadHeapReport {
+        let bad = |reason: String| MeasureError::BadHeapReport {
             path: path.clone(),
             reason,
         };
@@ -272,8 +272,8 @@ impl Runner {
             .run();
             let read = child.and_then(|child| {
                 let text = limits::read_capped(&child.profile, limits::MAX_TOOL_FILE)
-                    .map_err(|source| Error::io("read", &child.profile, source))?;
-                dhat::parse(&text).map_err(|reason| Error::BadHeapReport {
+                    .map_err(|source| MeasureError::io("read", &child.profile, source))?;
+                dhat::parse(&text).map_err(|reason| MeasureError::BadHeapReport {
                     path: child.profile.clone(),
                     reason,
                 })
@@ -306,7 +306,7 @@ impl Runner {
         if method == Method::Markers {
             let total = read_profile(&last.profile)?
                 .instructions()
-                .map_err(|source| Error::Profile {
+                .map_err(|source| MeasureError::Profile {
                     path: last.profile.clone(),
                     source,
                 })?;
@@ -323,10 +323,12 @@ impl Runner {
             instructions_of(&before.profile)?,
         );
         // Checked: the counts come from files a child wrote.
-        let total = after.checked_sub(before).ok_or(Error::NonPositiveCount {
-            harness: harness.to_string(),
-            count: i64::MIN,
-        })?;
+        let total = after
+            .checked_sub(before)
+            .ok_or(MeasureError::NonPositiveCount {
+                harness: harness.to_string(),
+                count: i64::MIN,
+            })?;
         Ok((region, total, last))
     }
 
@@ -352,7 +354,7 @@ impl Runner {
                     &region,
                     callgrind_out::to_cachegrind(&dumps.costs, "./harness"),
                 )
-                .map_err(|source| Error::io("write", &region, source))?;
+                .map_err(|source| MeasureError::io("write", &region, source))?;
                 let total = dumps.parts.total() as i64;
                 split_parts = Some(dumps.parts);
                 (region, total, child)
@@ -367,18 +369,19 @@ impl Runner {
             self.cachegrind_count(method, harness, binary, scratch)?
         };
         if instructions <= 0 {
-            return Err(Error::NonPositiveCount {
+            return Err(MeasureError::NonPositiveCount {
                 harness: harness.to_string(),
                 count: instructions,
             });
         }
         let annotation_text = annotate::annotate(&self.valgrind, &region_profile)?;
-        let annotation = annotated::parse(&annotation_text).map_err(|source| Error::Profile {
-            path: region_profile.clone(),
-            source,
-        })?;
+        let annotation =
+            annotated::parse(&annotation_text).map_err(|source| MeasureError::Profile {
+                path: region_profile.clone(),
+                source,
+            })?;
         if annotation.total_instructions != instructions {
-            return Err(Error::AnnotationMismatch {
+            return Err(MeasureError::AnnotationMismatch {
                 harness: harness.to_string(),
                 annotated: annotation.total_instructions,
                 raw: instructions,
@@ -472,13 +475,14 @@ impl Runner {
             format!("{header}{annotation_text}").as_bytes(),
         )?;
         let profile_bytes = std::fs::read(region_profile)
-            .map_err(|source| Error::io("read", region_profile, source))?;
+            .map_err(|source| MeasureError::io("read", region_profile, source))?;
         atomic_file::write(&profile_path, &profile_bytes)?;
-        let mut record =
-            serde_json::to_string_pretty(&measurement).map_err(|source| Error::Serialize {
+        let mut record = serde_json::to_string_pretty(&measurement).map_err(|source| {
+            MeasureError::Serialize {
                 what: "measurement record",
                 source,
-            })?;
+            }
+        })?;
         record.push('\n');
         atomic_file::write(&Measurement::path_in(outputs, harness), record.as_bytes())?;
         Ok(measurement)
@@ -498,7 +502,7 @@ struct Outcome<'a> {
 }
 
 fn read_profile(path: &Path) -> Result<cachegrind_out::Profile> {
-    cachegrind_out::read(path).map_err(|source| Error::Profile {
+    cachegrind_out::read(path).map_err(|source| MeasureError::Profile {
         path: path.to_path_buf(),
         source,
     })
@@ -507,7 +511,7 @@ fn read_profile(path: &Path) -> Result<cachegrind_out::Profile> {
 fn instructions_of(path: &Path) -> Result<i64> {
     read_profile(path)?
         .instructions()
-        .map_err(|source| Error::Profile {
+        .map_err(|source| MeasureError::Profile {
             path: path.to_path_buf(),
             source,
         })
@@ -521,7 +525,7 @@ fn check_same_machine(
     last: &ChildOutcome,
 ) -> Result<()> {
     if before.report.cpu_features != last.report.cpu_features {
-        return Err(Error::CpuFeaturesDiffer {
+        return Err(MeasureError::CpuFeaturesDiffer {
             harness: harness.to_string(),
             before: before.report.cpu_features.clone(),
             after: last.report.cpu_features.clone(),

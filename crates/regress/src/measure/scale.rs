@@ -10,7 +10,7 @@ use std::time::Duration;
 use regress_measure::scale::{ScaleReport, ScaleRequest};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 use crate::harness_name::HarnessName;
 use crate::process::{self, Role};
 
@@ -44,7 +44,8 @@ pub fn scale(
     scratch: &Path,
 ) -> Result<Scaling> {
     let name = HarnessName::new(harness)?;
-    std::fs::create_dir_all(scratch).map_err(|source| Error::io("create", scratch, source))?;
+    std::fs::create_dir_all(scratch)
+        .map_err(|source| MeasureError::io("create", scratch, source))?;
     let mut points = Vec::new();
     for threads in 1..=max_threads.max(1) {
         let report_path = name.file_in(scratch, &format!("-{threads}.json"));
@@ -63,7 +64,7 @@ pub fn scale(
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let lines: Vec<&str> = stderr.lines().collect();
-            return Err(Error::ScaleFailed {
+            return Err(MeasureError::ScaleFailed {
                 harness: harness.to_owned(),
                 threads,
                 status: output.status.to_string(),
@@ -73,17 +74,18 @@ pub fn scale(
         let text = match std::fs::read_to_string(&report_path) {
             Ok(text) => text,
             Err(_) => {
-                return Err(Error::ScaleNoReport {
+                return Err(MeasureError::ScaleNoReport {
                     harness: harness.to_owned(),
                     binary: binary.to_path_buf(),
                 })
             }
         };
-        let report: ScaleReport = serde_json::from_str(&text).map_err(|source| Error::Json {
-            what: "scaling report",
-            path: report_path.clone(),
-            source,
-        })?;
+        let report: ScaleReport =
+            serde_json::from_str(&text).map_err(|source| MeasureError::Json {
+                what: "scaling report",
+                path: report_path.clone(),
+                source,
+            })?;
         let _ = std::fs::remove_file(&report_path);
         points.push(report);
     }

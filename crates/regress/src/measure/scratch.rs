@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 
 /// A scratch folder, removed when dropped unless [`ScratchDir::keep`] was
 /// called.
@@ -30,7 +30,7 @@ impl ScratchDir {
             let _ = std::fs::remove_dir_all(&path);
         }
         std::fs::create_dir_all(&path)
-            .map_err(|source| Error::io("create the scratch folder", &path, source))?;
+            .map_err(|source| MeasureError::io("create the scratch folder", &path, source))?;
         Ok(ScratchDir { path, keep: false })
     }
 

@@ -17,7 +17,7 @@ use regress_measure::parts::Part;
 use serde::{Deserialize, Serialize};
 
 use super::callgrind_out::{self, Costs};
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 use crate::limits;
 
 /// Instructions of one counted run, by part.
@@ -106,7 +106,7 @@ pub fn read_dumps(profile: &Path) -> Result<Dumps> {
         let text = match limits::read_capped(&path, limits::MAX_TOOL_FILE) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-            Err(source) => return Err(Error::io("read", &path, source)),
+            Err(source) => return Err(MeasureError::io("read", &path, source)),
         };
         if number > MAX_DUMPS {
             return Err(bad(&path, format!("more than {MAX_DUMPS} dumps")));
@@ -154,8 +154,8 @@ pub fn read_dumps(profile: &Path) -> Result<Dumps> {
     })
 }
 
-fn bad(path: &Path, reason: String) -> Error {
-    Error::BadDump {
+fn bad(path: &Path, reason: String) -> MeasureError {
+    MeasureError::BadDump {
         path: path.to_path_buf(),
         reason,
     }

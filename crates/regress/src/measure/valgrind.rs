@@ -14,7 +14,7 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use super::{MeasureError, Result};
 use crate::process::{self, Role};
 
 /// Names the Valgrind to use instead of the one on `PATH`. `cg_annotate` and
@@ -60,7 +60,7 @@ impl Method {
         match choice.map(str::trim) {
             None | Some("") | Some("callgrind") => Ok(Method::Callgrind),
             Some("cachegrind") => Ok(Method::for_version(version)),
-            Some(other) => Err(Error::BadSetting {
+            Some(other) => Err(MeasureError::BadSetting {
                 variable: ENV_METHOD,
                 value: other.chars().take(40).collect(),
                 expected: "`callgrind` or `cachegrind`",
@@ -141,7 +141,7 @@ impl Valgrind {
 
     /// Finds `valgrind` on `PATH`.
     pub fn on_path() -> Result<Valgrind> {
-        let program = find_on_path("valgrind").ok_or(Error::ToolMissing {
+        let program = find_on_path("valgrind").ok_or(MeasureError::ToolMissing {
             tool: "valgrind",
             searched: " on PATH".to_owned(),
             hint: INSTALL_HINT,
@@ -153,7 +153,7 @@ impl Valgrind {
     /// or, failing that, on `PATH`.
     pub fn at(program: &Path) -> Result<Valgrind> {
         if !program.is_file() {
-            return Err(Error::ToolMissing {
+            return Err(MeasureError::ToolMissing {
                 tool: "valgrind",
                 searched: format!(" at {}", program.display()),
                 hint: INSTALL_HINT,
@@ -162,7 +162,7 @@ impl Valgrind {
         // Children run in a scratch folder, so a relative path would no
         // longer name this program there.
         let program = std::fs::canonicalize(program)
-            .map_err(|source| Error::io("resolve", program, source))?;
+            .map_err(|source| MeasureError::io("resolve", program, source))?;
         let version = query_version(&program)?;
         let cg_annotate = companion(&program, "cg_annotate")?;
         let cg_diff = companion(&program, "cg_diff")?;
@@ -189,7 +189,7 @@ fn query_version(program: &Path) -> Result<Version> {
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     Version::parse(&text)
         .filter(|_| output.status.success())
-        .ok_or_else(|| Error::ToolVersion {
+        .ok_or_else(|| MeasureError::ToolVersion {
             program: program.to_path_buf(),
             output: format!("{text}{}", process::stderr_text(&output))
                 .chars()
@@ -214,7 +214,7 @@ fn companion_in(
         return Ok(beside);
     }
     path.and_then(|path| find_in(path, name))
-        .ok_or(Error::ToolMissing {
+        .ok_or(MeasureError::ToolMissing {
             tool: name,
             searched: format!(" beside {} or on PATH", program.display()),
             hint: "cg_annotate and cg_diff ship with Valgrind; reinstall Valgrind.",
@@ -339,6 +339,6 @@ mod tests {
             return;
         };
         let err = Valgrind::at(&program).unwrap_err();
-        assert!(matches!(err, Error::ToolVersion { .. }), "{err}");
+        assert!(matches!(err, MeasureError::ToolVersion { .. }), "{err}");
     }
 }

@@ -380,11 +380,12 @@ impl Comparison {
     }
 
     pub fn to_json(&self) -> crate::Result<String> {
-        let mut text =
-            serde_json::to_string_pretty(self).map_err(|source| crate::Error::Serialize {
+        let mut text = serde_json::to_string_pretty(self).map_err(|source| {
+            crate::MeasureError::Serialize {
                 what: "comparison",
                 source,
-            })?;
+            }
+        })?;
         text.push('\n');
         Ok(text)
     }

@@ -210,7 +210,7 @@ impl CpuMatrix {
     }
 
     pub fn to_json(&self) -> crate::Result<String> {
-        serde_json::to_string_pretty(self).map_err(|source| crate::Error::Serialize {
+        serde_json::to_string_pretty(self).map_err(|source| crate::MeasureError::Serialize {
             what: "CPU profile comparison",
             source,
         })

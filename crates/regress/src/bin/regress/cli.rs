@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use regress::diff::shard::Shard;
 use regress::measure::cpu_profile::CpuProfile;
+use regress::program::LibraryCheckout;
+use regress_source::Library;
 
 #[derive(Parser)]
 #[command(
@@ -273,4 +275,70 @@ pub struct CommentArgs {
     /// Write the comment to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+}
+
+/// `--library NAME=PATH` that does not name a library's checkout.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--library {spec:?}: {reason}.\n  \
+     Write it as NAME=PATH, for example --library s2n-tls=../s2n-tls; the libraries \
+     regress builds from source are: {known}."
+)]
+pub struct LibrarySpecError {
+    spec: String,
+    reason: &'static str,
+    known: String,
+}
+
+/// `--library NAME=PATH` as a library and the folder of its checkout: the
+/// text is read here, at the edge, and the commands get the typed value.
+pub fn library_checkout(spec: &str) -> Result<LibraryCheckout, LibrarySpecError> {
+    let bad = |reason: &'static str| LibrarySpecError {
+        spec: spec.to_owned(),
+        reason,
+        known: regress_source::library::known_names(),
+    };
+    let Some((name, path)) = spec.split_once('=') else {
+        return Err(bad(
+            "there is no `=` between the library's name and its checkout",
+        ));
+    };
+    if path.is_empty() {
+        return Err(bad("the checkout's path is empty"));
+    }
+    let library = Library::named(name).map_err(|_| bad("that library is not one regress knows"))?;
+    Ok(LibraryCheckout {
+        library,
+        path: PathBuf::from(path),
+        spec: spec.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn library_specs() {
+        let checkout = library_checkout("s2n-tls=../s2n-tls").expect("valid");
+        assert_eq!(
+            (checkout.library.name, checkout.path.as_path()),
+            ("s2n-tls", Path::new("../s2n-tls"))
+        );
+        assert_eq!(checkout.spec, "s2n-tls=../s2n-tls");
+        let checkout = library_checkout("rustls=/a=b").expect("valid");
+        assert_eq!(checkout.path, PathBuf::from("/a=b"));
+        for (spec, reason) in [
+            ("s2n-tls", "no `=`"),
+            ("s2n-tls=", "path is empty"),
+            ("openssl=/x", "not one regress knows"),
+            ("=/x", "not one regress knows"),
+        ] {
+            let message = library_checkout(spec).unwrap_err().to_string();
+            assert!(message.contains(reason), "{spec}: {message}");
+            assert!(message.contains("s2n-tls, rustls, aws-lc-rs"), "{message}");
+        }
+    }
 }

@@ -351,7 +351,7 @@ pub fn read_scalings(workspace: &Workspace) -> crate::Result<Vec<Scaling>> {
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(crate::Error::io("list", dir, source)),
+        Err(source) => return Err(crate::MeasureError::io("list", dir, source)),
     };
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
@@ -361,9 +361,9 @@ pub fn read_scalings(workspace: &Workspace) -> crate::Result<Vec<Scaling>> {
     let mut scalings = Vec::new();
     for path in paths {
         let text = crate::limits::read_capped(&path, 4 << 20)
-            .map_err(|source| crate::Error::io("read", &path, source))?;
+            .map_err(|source| crate::MeasureError::io("read", &path, source))?;
         let scaling: Scaling =
-            serde_json::from_str(&text).map_err(|source| crate::Error::Json {
+            serde_json::from_str(&text).map_err(|source| crate::MeasureError::Json {
                 what: "scaling result",
                 path: path.clone(),
                 source,
@@ -377,7 +377,8 @@ pub fn read_scalings(workspace: &Workspace) -> crate::Result<Vec<Scaling>> {
 
 /// Writes `index.html` and one SVG per chart into `dir`; returns the page.
 pub fn write(dir: &Path, comparison: &Comparison, scalings: &[Scaling]) -> crate::Result<PathBuf> {
-    std::fs::create_dir_all(dir).map_err(|source| crate::Error::io("create", dir, source))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|source| crate::MeasureError::io("create", dir, source))?;
     let charts = charts(comparison, scalings);
     for chart in &charts {
         crate::atomic_file::write(&dir.join(&chart.file), chart.svg.as_bytes())?;

@@ -4,6 +4,7 @@ use regress::bisect::{BisectRequest, Plan};
 use regress::measure::cachegrind;
 
 use super::{write_file, Context, Outcome};
+use crate::cli::library_checkout;
 use crate::cli_history::BisectArgs;
 
 pub fn bisect(context: &Context, args: &BisectArgs) -> anyhow::Result<Outcome> {
@@ -15,7 +16,7 @@ pub fn bisect(context: &Context, args: &BisectArgs) -> anyhow::Result<Outcome> {
             good: args.good.clone(),
             bad: args.bad.clone(),
             harness: args.harness.clone(),
-            library: args.library.clone(),
+            library: args.library.as_deref().map(library_checkout).transpose()?,
             by: args.by,
             target_dir: args.target_dir.clone(),
         },

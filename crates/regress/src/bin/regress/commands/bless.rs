@@ -4,7 +4,7 @@ use anyhow::bail;
 use regress::format::count;
 use regress::judge::baseline::{self, Blessed};
 use regress::workspace::Workspace;
-use regress::{discover, Measurement};
+use regress::{program, Measurement};
 
 use super::{Context, Outcome};
 use crate::cli::Filters;
@@ -15,7 +15,7 @@ pub fn bless(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
     // the bless before anything is written), then the filters select as
     // they do for `run`.
     let all = Measurement::read_all(workspace)?;
-    let wanted = discover::select(
+    let wanted = program::select(
         all.iter().map(|m| m.harness.to_string()).collect(),
         &filters.harnesses,
     );

@@ -5,7 +5,7 @@
 //! an error.
 
 use regress::constant_flow::{self, Allowlist, Request};
-use regress::discover;
+use regress::program;
 use regress::report::events::{Event, Listener};
 
 use super::{interrupted, Context, Outcome};
@@ -23,7 +23,7 @@ pub fn constant_flow(context: &Context, args: &ConstantFlowArgs) -> anyhow::Resu
     // The same staged program `run` measures; its constant-flow entries
     // only.
     let (program, _) = super::harnesses(&runner, &[])?;
-    let names = discover::list_all(program.path())?;
+    let names = program::list_all(program.path())?;
     let variants = constant_flow::select(&names, args.operation.as_deref())?;
     let reporter = context.reporter;
     let report = constant_flow::check(&Request {

@@ -13,7 +13,7 @@ use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
 
 use super::{write_file, Context, Outcome};
-use crate::cli::{CommentArgs, DiffArgs, MergeArgs};
+use crate::cli::{library_checkout, CommentArgs, DiffArgs, MergeArgs};
 
 /// Runs a diff and writes its report.
 pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
@@ -80,7 +80,11 @@ fn library_diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
     let plan = LibraryPlan::resolve(
         &context.workspace,
         LibraryRequest {
-            libraries: args.libraries,
+            libraries: args
+                .libraries
+                .iter()
+                .map(|spec| library_checkout(spec))
+                .collect::<Result<_, _>>()?,
             base,
             head,
             merge_base: args.merge_base,
@@ -128,7 +132,7 @@ fn publish(context: &Context, report: &DiffReport, bmf: Option<&Path>) -> anyhow
     let reporter = context.reporter;
     let dir = context.workspace.perf_outputs_dir().join("diff");
     std::fs::create_dir_all(&dir)
-        .map_err(|source| regress::Error::io("create the folder", &dir, source))?;
+        .map_err(|source| regress::MeasureError::io("create the folder", &dir, source))?;
     for (name, text) in [
         ("report.json", report.to_json()?),
         ("report.md", render::markdown(report)),

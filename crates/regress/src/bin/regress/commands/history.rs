@@ -1,10 +1,11 @@
 //! `regress history`: a library's paths over its published versions (or a
 //! checkout's revisions), kept in `baselines/history/`.
 
-use regress::history::{table, HistoryRequest, Plan};
+use regress::history::{table, HistoryRequest, Plan, Revs};
 use regress::measure::cachegrind;
 
 use super::{Context, Outcome};
+use crate::cli::library_checkout;
 use crate::cli_history::HistoryArgs;
 
 pub fn history(context: &Context, args: &HistoryArgs) -> anyhow::Result<Outcome> {
@@ -19,7 +20,13 @@ pub fn history(context: &Context, args: &HistoryArgs) -> anyhow::Result<Outcome>
         &HistoryRequest {
             library: args.library.clone(),
             versions: args.versions.clone(),
-            revs: args.revs.clone(),
+            revs: match &args.revs {
+                Some(range) => Some(Revs {
+                    checkout: library_checkout(&args.library)?,
+                    range: range.clone(),
+                }),
+                None => None,
+            },
             every: args.every,
             tags: args.tags,
             filters: args.harnesses.clone(),

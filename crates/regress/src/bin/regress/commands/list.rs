@@ -1,13 +1,13 @@
 //! `regress list`: the harness names, one a line.
 
-use regress::discover;
+use regress::program;
 
 use super::{Context, Outcome};
 
 pub fn list(context: &Context) -> anyhow::Result<Outcome> {
-    let binary = discover::build(&context.workspace)?;
+    let binary = program::build(&context.workspace)?;
     let mut text = String::new();
-    for name in discover::list(&binary)? {
+    for name in program::list(&binary)? {
         text.push_str(&name);
         text.push('\n');
     }

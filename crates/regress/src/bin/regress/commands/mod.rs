@@ -24,7 +24,7 @@ use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
 use regress::report::Reporter;
 use regress::workspace::Workspace;
-use regress::{discover, Runner};
+use regress::{program, Runner};
 
 /// How a command ended; `main` turns it into the exit code. Ordered from
 /// best to worst.
@@ -121,19 +121,20 @@ impl Staged {
 pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(Staged, Vec<String>)> {
     let scratch = runner.output_dir().join(".scratch");
     sweep_stale(&scratch);
-    let built = discover::build(&runner.workspace)?;
+    let built = program::build(&runner.workspace)?;
     interrupted()?;
     // The guard exists before the copy, so a copy that fails half-way (a
     // full disk) leaves nothing either.
     let folder = ScratchDir::create(&scratch, "program")?;
-    let binary = folder.path().join(discover::PROGRAM);
-    std::fs::copy(&built, &binary)
-        .map_err(|source| regress::Error::io("copy the measured program to", &binary, source))?;
+    let binary = folder.path().join(program::PROGRAM);
+    std::fs::copy(&built, &binary).map_err(|source| {
+        regress::MeasureError::io("copy the measured program to", &binary, source)
+    })?;
     let staged = Staged {
         binary,
         _folder: folder,
     };
-    let names = selected(discover::list(staged.path())?, filters)?;
+    let names = selected(program::list(staged.path())?, filters)?;
     Ok((staged, names))
 }
 
@@ -145,7 +146,7 @@ pub fn interrupted() -> anyhow::Result<()> {
 
 /// The harnesses `filters` select, or an error that says how to list them.
 pub fn selected(names: Vec<String>, filters: &[String]) -> anyhow::Result<Vec<String>> {
-    let names = discover::select(names, filters);
+    let names = program::select(names, filters);
     if names.is_empty() {
         bail!("no harness matches {filters:?}; `cargo run -p regress -- list` shows them all");
     }

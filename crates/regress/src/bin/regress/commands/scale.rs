@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use anyhow::bail;
-use regress::discover;
 use regress::measure::scale::{self, Scaling, DEFAULT_PATHS};
+use regress::program;
 use regress::report::events::{Event, Listener};
 use regress::HarnessName;
 
@@ -18,8 +18,8 @@ pub fn scale(context: &Context, args: &ScaleArgs) -> anyhow::Result<Outcome> {
     }
     let reporter = context.reporter;
     let threads = regress::parallel::workers(args.threads);
-    let binary = discover::build(&context.workspace)?;
-    let all = discover::list(&binary)?;
+    let binary = program::build(&context.workspace)?;
+    let all = program::list(&binary)?;
     let names: Vec<String> = if args.filters.harnesses.is_empty() {
         all.into_iter()
             .filter(|name| DEFAULT_PATHS.iter().any(|path| name.ends_with(path)))

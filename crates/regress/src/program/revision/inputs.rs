@@ -15,9 +15,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use regress_source::git::Git;
+use regress_source::process::Limits;
 use sha2::{Digest, Sha256};
 
-use super::error::RevisionError;
+use super::error::{RevisionError, GIT_DETAIL_LINES};
 use crate::process::{self, Role};
 
 /// Folders and files of this workspace that never reach the program.
@@ -71,29 +73,25 @@ impl BuildInputs {
     /// measured program (tracked and untracked-but-not-ignored, as a
     /// scratch copy takes them), by content.
     pub fn with_workspace(mut self, root: &Path) -> Result<BuildInputs, RevisionError> {
-        let mut command = Command::new("git");
-        command.arg("-C").arg(root).args([
+        let limits = Limits {
+            cancelled: Some(process::interrupted),
+            ..Limits::new(Duration::from_secs(120))
+        };
+        let finished = Git::work_tree(root, limits).try_run([
             "ls-files",
             "-z",
             "--cached",
             "--others",
             "--exclude-standard",
-        ]);
-        let output = process::output(
-            command,
-            Path::new("git"),
-            Duration::from_secs(120),
-            64 << 20,
-            Role::Work,
-        )?;
-        if !output.status.success() {
+        ])?;
+        if !finished.success() {
             return Err(RevisionError::Git {
                 args: "ls-files".to_owned(),
                 dir: root.to_path_buf(),
-                detail: process::stderr_text(&output),
+                detail: finished.tail(GIT_DETAIL_LINES),
             });
         }
-        let mut files: Vec<&[u8]> = output
+        let mut files: Vec<&[u8]> = finished
             .stdout
             .split(|b| *b == 0)
             .filter(|name| !name.is_empty())

@@ -3,6 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The lines of git's output a [`RevisionError::Git`] quotes (its last).
+pub(crate) const GIT_DETAIL_LINES: usize = 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum RevisionError {
     #[error("the build kept in {dir} cannot be read back; remove that folder and run again")]
@@ -19,13 +22,13 @@ pub enum RevisionError {
     Source(Box<regress_source::SourceError>),
 
     #[error(transparent)]
-    Runner(#[from] crate::Error),
+    Measure(#[from] crate::MeasureError),
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
 
     #[error(transparent)]
-    Diff(Box<crate::diff::DiffError>),
+    Program(Box<crate::program::ProgramError>),
 }
 
 /// Implements `From<$error>` for `$target` by boxing it into the variant
@@ -42,11 +45,11 @@ macro_rules! boxed_from {
 }
 pub(crate) use boxed_from;
 
-boxed_from!(RevisionError: Source(regress_source::SourceError), Diff(crate::diff::DiffError));
+boxed_from!(RevisionError: Source(regress_source::SourceError), Program(crate::program::ProgramError));
 
 impl RevisionError {
     pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> RevisionError {
-        RevisionError::Runner(crate::Error::io(action, path, source))
+        RevisionError::Measure(crate::MeasureError::io(action, path, source))
     }
 
     /// Whether the user interrupted (Ctrl-C, SIGTERM) while it ran.

@@ -21,7 +21,7 @@ use regress_source::git::{is_object_name, Git};
 use regress_source::process::Limits;
 use regress_source::{Side, SourceError};
 
-use super::error::BisectError;
+use super::error::LineError;
 
 /// The most revisions a line may have (a search of 2^16 revisions makes
 /// 17 measurements; a longer range is more likely a wrong ref).
@@ -49,17 +49,17 @@ pub struct Line {
 
 /// Resolves GOOD and BAD in the repository at `repo` and lists the line
 /// between them.
-pub fn resolve(repo: &Path, good: &str, bad: &str, limits: Limits) -> Result<Line, BisectError> {
+pub fn resolve(repo: &Path, good: &str, bad: &str, limits: Limits) -> Result<Line, LineError> {
     let git = Git::work_tree(repo, limits);
     let good_commit = commit(&git, repo, "GOOD", good)?;
     let bad_commit = commit(&git, repo, "BAD", bad)?;
     if good_commit == bad_commit {
-        return Err(BisectError::SameRevision {
+        return Err(LineError::SameRevision {
             good: good.to_owned(),
             bad: bad.to_owned(),
         });
     }
-    let is_ancestor = |a: &str, b: &str| -> Result<bool, BisectError> {
+    let is_ancestor = |a: &str, b: &str| -> Result<bool, LineError> {
         let finished = git.try_run(["merge-base", "--is-ancestor", "--end-of-options", a, b])?;
         match finished.status.code() {
             Some(0) => Ok(true),
@@ -68,7 +68,7 @@ pub fn resolve(repo: &Path, good: &str, bad: &str, limits: Limits) -> Result<Lin
         }
     };
     if !is_ancestor(&good_commit, &bad_commit)? {
-        return Err(BisectError::NotAncestor {
+        return Err(LineError::NotAncestor {
             good: good.to_owned(),
             bad: bad.to_owned(),
             hint: if is_ancestor(&bad_commit, &good_commit)? {
@@ -92,10 +92,10 @@ pub fn resolve(repo: &Path, good: &str, bad: &str, limits: Limits) -> Result<Lin
     let mut commits = vec![good_commit];
     commits.extend(listing.lines().map(str::to_owned));
     if commits.len() > MAX_LINE || commits.last() != Some(&bad_commit) {
-        return Err(BisectError::TooLong { max: MAX_LINE });
+        return Err(LineError::TooLong { max: MAX_LINE });
     }
     if !commits.iter().all(|commit| is_object_name(commit)) {
-        return Err(BisectError::Unexpected {
+        return Err(LineError::Unexpected {
             what: "git rev-list printed something that is not a commit".to_owned(),
         });
     }
@@ -123,8 +123,8 @@ fn commit(
     repo: &Path,
     which: &'static str,
     reference: &str,
-) -> Result<String, BisectError> {
-    let bad_ref = |reason: String| BisectError::BadRef {
+) -> Result<String, LineError> {
+    let bad_ref = |reason: String| LineError::BadRef {
         which,
         reference: reference.to_owned(),
         reason,

@@ -22,8 +22,8 @@ use super::error::RevisionError;
 use super::inputs::BuildInputs;
 use super::library::{copy, does_not_build};
 use super::Builder;
-use crate::diff::build::{isolation, Isolation};
-use crate::discover::PROGRAM;
+use crate::program::PROGRAM;
+use crate::program::{isolation, Isolation};
 
 /// Builds published versions of one library.
 pub struct PublishedVersions {
@@ -195,7 +195,7 @@ fn locked_versions(lock: &Path, krate: &str) -> Result<Vec<semver::Version>, Rev
     let text =
         std::fs::read_to_string(lock).map_err(|source| RevisionError::io("read", lock, source))?;
     let table: toml::Table = text.parse().map_err(|error: toml::de::Error| {
-        RevisionError::Runner(crate::Error::Toml {
+        RevisionError::Measure(crate::MeasureError::Toml {
             what: "Cargo.lock",
             path: lock.to_path_buf(),
             source: Box::new(error),

@@ -14,8 +14,8 @@ use regress_source::{
 use super::error::RevisionError;
 use super::inputs::BuildInputs;
 use super::Builder;
-use crate::diff::build::{isolation, Isolation};
-use crate::discover::PROGRAM;
+use crate::program::PROGRAM;
+use crate::program::{isolation, Isolation};
 
 /// Builds commits of one library checkout.
 pub struct LibraryRevisions {

@@ -6,7 +6,7 @@
 //! parsed from `cg_annotate`'s text: the raw profiles hold every function
 //! (the text hides those under its 0.1 % display threshold), their numbers
 //! are exact, and this does not depend on which Valgrind printed them. The
-//! text is kept beside the result for people ([`super::annotate`]); both
+//! text is kept beside the result for people ([`super::annotated_diff`]); both
 //! line functions up with the same [`Normalizer`].
 
 use std::cmp::Reverse;
@@ -16,7 +16,7 @@ use regress_profile::cachegrind_out::Profile;
 use serde::{Deserialize, Serialize};
 
 use super::attribution::{attribute, Origin};
-use super::figures::{FigureDiff, SiteDelta};
+use super::figure_deltas::{FigureDiff, SiteDelta};
 use super::normalize::Normalizer;
 use crate::harness_name::HarnessName;
 use crate::judge::{judge, Change, Threshold};
@@ -314,7 +314,9 @@ impl HarnessDiff {
     /// Whether the count or a figure regressed beyond its threshold.
     pub fn regressed(&self) -> bool {
         self.verdict == Verdict::REGRESSED
-            || super::figures::regressed(&self.figures).next().is_some()
+            || super::figure_deltas::regressed(&self.figures)
+                .next()
+                .is_some()
     }
 
     /// The relative change in percent, when there is one.

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::Verdict;
+use super::functions::Verdict;
 use super::normalize::Normalizer;
 use crate::format::{count, signed, signed_percent};
 use crate::judge::{judge, Change, Threshold};

@@ -24,8 +24,8 @@ use regress_source::git::Git;
 use regress_source::process::{Limits, Role};
 use regress_source::revision::Side as SourceSide;
 
-use super::error::DiffError;
-use super::report::Revision;
+use super::Commit;
+use super::ProgramError;
 use super::Side;
 use crate::report::events::{DiffStep, Event, Listener};
 
@@ -53,11 +53,11 @@ impl From<Side> for SourceSide {
 
 impl Repo {
     /// The repository whose work tree contains `dir`.
-    pub fn discover(dir: &Path) -> Result<Repo, DiffError> {
+    pub fn discover(dir: &Path) -> Result<Repo, ProgramError> {
         let finished = Git::work_tree(dir, Limits::new(GIT_TIMEOUT))
             .try_run(["rev-parse", "--show-toplevel"])?;
         if !finished.success() {
-            return Err(DiffError::NotARepository {
+            return Err(ProgramError::NotARepository {
                 dir: dir.to_path_buf(),
                 detail: finished.tail(3),
             });
@@ -76,7 +76,7 @@ impl Repo {
 
     /// Runs git with `args`; a clean-up (`Role::Cleanup`) still runs after
     /// an interrupt.
-    fn run_as<I, S>(&self, role: Role, args: I) -> Result<Vec<u8>, DiffError>
+    fn run_as<I, S>(&self, role: Role, args: I) -> Result<Vec<u8>, ProgramError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -89,8 +89,8 @@ impl Repo {
     }
 
     /// Resolves a branch, tag or commit the user named to a commit hash.
-    pub fn resolve(&self, side: Side, reference: &str) -> Result<Revision, DiffError> {
-        Ok(Revision {
+    pub fn resolve(&self, side: Side, reference: &str) -> Result<Commit, ProgramError> {
+        Ok(Commit {
             reference: reference.to_owned(),
             commit: self.git.resolve(side.into(), reference)?,
         })
@@ -98,7 +98,7 @@ impl Repo {
 
     /// The best common ancestor of two commits; an error when they share no
     /// history (an orphan branch, another project's commit).
-    pub fn merge_base(&self, base: &Revision, head: &Revision) -> Result<String, DiffError> {
+    pub fn merge_base(&self, base: &Commit, head: &Commit) -> Result<String, ProgramError> {
         Ok(self.git.merge_base(
             (&base.reference, &base.commit),
             (&head.reference, &head.commit),
@@ -125,7 +125,7 @@ impl Repo {
         path: &Path,
         commit: &str,
         listener: &'a dyn Listener,
-    ) -> Result<Worktree<'a>, DiffError> {
+    ) -> Result<Worktree<'a>, ProgramError> {
         self.run_as(
             Role::Work,
             [
@@ -229,32 +229,15 @@ fn remove_worktree(repo: &Repo, path: &Path, listener: &dyn Listener) {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
-
     use regress_source::git::is_object_name;
     use regress_source::SourceError;
 
     use super::*;
+    use crate::fixtures::git;
     use crate::report::events::Silent;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let output = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .output()
-            .expect("run git");
-        assert!(output.status.success(), "git {args:?}: {output:?}");
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
-    }
-
     fn repository() -> (tempfile::TempDir, Repo) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        git(dir.path(), &["init", "-q", "-b", "main"]);
-        std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
-        git(dir.path(), &["add", "a.txt"]);
-        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let dir = crate::fixtures::repository();
         let repo = Repo::discover(dir.path()).expect("repo");
         (dir, repo)
     }
@@ -273,7 +256,7 @@ mod tests {
         assert!(
             matches!(
                 error,
-                DiffError::Source(SourceError::RevisionLooksLikeOption { .. })
+                ProgramError::Source(SourceError::RevisionLooksLikeOption { .. })
             ),
             "{error}"
         );
@@ -287,7 +270,7 @@ mod tests {
         assert!(error.to_string().contains("tree"), "{error}");
         assert!(matches!(
             repo.resolve(Side::Head, " ").unwrap_err(),
-            DiffError::Source(SourceError::EmptyRevision { .. })
+            ProgramError::Source(SourceError::EmptyRevision { .. })
         ));
     }
 
@@ -300,7 +283,7 @@ mod tests {
         let other = repo.resolve(Side::Head, "other").expect("other");
         let error = repo.merge_base(&main, &other).unwrap_err();
         assert!(
-            matches!(error, DiffError::Source(SourceError::NoMergeBase { .. })),
+            matches!(error, ProgramError::Source(SourceError::NoMergeBase { .. })),
             "{error}"
         );
         assert!(error.to_string().contains("no common history"), "{error}");

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::error::DiffError;
+use super::ProgramError;
 use crate::harness_name::HarnessName;
 use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::valgrind::Valgrind;
@@ -39,12 +39,12 @@ impl MeasurementCache {
         program: &Path,
         valgrind: &Valgrind,
         cpu: CpuProfile,
-    ) -> Result<Self, DiffError> {
+    ) -> Result<Self, ProgramError> {
         let mut hash = Sha256::new();
         let mut file = std::fs::File::open(program)
-            .map_err(|source| DiffError::io("read", program, source))?;
+            .map_err(|source| ProgramError::io("read", program, source))?;
         std::io::copy(&mut file, &mut hash)
-            .map_err(|source| DiffError::io("read", program, source))?;
+            .map_err(|source| ProgramError::io("read", program, source))?;
         for part in [
             valgrind.program.to_string_lossy().as_bytes(),
             valgrind.version.to_string().as_bytes(),

@@ -33,9 +33,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::error::DiffError;
+use super::ProgramError;
 use super::Side;
-use crate::discover::{self, cargo, cargo_command, BuildRequest};
+use crate::program::{self, cargo, cargo_command, BuildRequest};
 
 /// rustc's default number of codegen units for an incremental build, which
 /// is what cargo's dev and test profiles do for workspace crates.
@@ -54,10 +54,10 @@ pub enum Isolation {
 }
 
 /// Decides how to isolate the workspace at `worktree`'s builds.
-pub fn isolation(worktree: &Path) -> Result<Isolation, DiffError> {
+pub fn isolation(worktree: &Path) -> Result<Isolation, ProgramError> {
     let manifest_path = worktree.join("Cargo.toml");
     let manifest = std::fs::read_to_string(&manifest_path)
-        .map_err(|source| DiffError::io("read", &manifest_path, source))?;
+        .map_err(|source| ProgramError::io("read", &manifest_path, source))?;
     if let Some(reason) = profile_conflict(&manifest) {
         return Ok(Isolation::NeedsOwnTargetDir { reason });
     }
@@ -110,7 +110,7 @@ fn profile_conflict(manifest: &str) -> Option<String> {
 }
 
 /// The package names of the workspace at `worktree`.
-fn workspace_members(worktree: &Path) -> Result<Vec<String>, DiffError> {
+fn workspace_members(worktree: &Path) -> Result<Vec<String>, ProgramError> {
     #[derive(Deserialize)]
     struct Metadata {
         packages: Vec<Package>,
@@ -138,7 +138,7 @@ fn workspace_members(worktree: &Path) -> Result<Vec<String>, DiffError> {
         64 << 20,
         crate::process::Role::Work,
     )?;
-    let fail = |detail: String| DiffError::Metadata {
+    let fail = |detail: String| ProgramError::Metadata {
         dir: worktree.to_path_buf(),
         detail,
     };
@@ -164,11 +164,11 @@ pub struct BuildSpec<'a> {
     pub copy_to: &'a Path,
 }
 
-/// Builds the measured program of a worktree (as [`discover::build_program`]
+/// Builds the measured program of a worktree (as [`program::build_program`]
 /// does for `regress run`) and copies it to `spec.copy_to`. Cargo's progress
 /// and diagnostics go to the terminal.
-pub fn build_harness_tests(spec: &BuildSpec<'_>) -> Result<PathBuf, DiffError> {
-    let built = discover::build_program(&BuildRequest {
+pub fn build_harness_tests(spec: &BuildSpec<'_>) -> Result<PathBuf, ProgramError> {
+    let built = program::build_program(&BuildRequest {
         dir: spec.worktree,
         target_dir: Some(spec.target_dir),
         cargo_args: spec.config,
@@ -177,7 +177,7 @@ pub fn build_harness_tests(spec: &BuildSpec<'_>) -> Result<PathBuf, DiffError> {
         // assumes; the runner's own environment must not turn them off.
         default_incremental: true,
     })
-    .map_err(|source| DiffError::Build {
+    .map_err(|source| ProgramError::Build {
         side: spec.side,
         commit: spec.commit.to_owned(),
         source,
@@ -185,28 +185,25 @@ pub fn build_harness_tests(spec: &BuildSpec<'_>) -> Result<PathBuf, DiffError> {
     check_fresh(spec, &built)?;
     if let Some(parent) = spec.copy_to.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|source| DiffError::io("create the folder", parent, source))?;
+            .map_err(|source| ProgramError::io("create the folder", parent, source))?;
     }
-    std::fs::copy(&built, spec.copy_to).map_err(|source| DiffError::Io {
-        action: "copy the measured program to",
-        path: spec.copy_to.to_path_buf(),
-        source,
-    })?;
+    std::fs::copy(&built, spec.copy_to)
+        .map_err(|source| ProgramError::io("copy the measured program to", spec.copy_to, source))?;
     Ok(spec.copy_to.to_path_buf())
 }
 
 /// Refuses a binary older than the worktree it claims to come from: cargo
 /// judged it up to date from another checkout's build (see the module
 /// documentation), so it is not this commit's code.
-fn check_fresh(spec: &BuildSpec<'_>, built: &Path) -> Result<(), DiffError> {
+fn check_fresh(spec: &BuildSpec<'_>, built: &Path) -> Result<(), ProgramError> {
     let modified = |path: &Path| {
         std::fs::metadata(path)
             .and_then(|meta| meta.modified())
-            .map_err(|source| DiffError::io("read the time of", path, source))
+            .map_err(|source| ProgramError::io("read the time of", path, source))
     };
     let checked_out = modified(&spec.worktree.join("Cargo.toml"))?;
     if modified(built)? < checked_out {
-        return Err(DiffError::StaleBuild {
+        return Err(ProgramError::StaleBuild {
             side: spec.side,
             commit: spec.commit.to_owned(),
             binary: built.to_path_buf(),

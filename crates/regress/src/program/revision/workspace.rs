@@ -17,14 +17,16 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use super::error::RevisionError;
+use regress_source::git::Git;
+use regress_source::process::Limits;
+
+use super::error::{RevisionError, GIT_DETAIL_LINES};
 use super::inputs::BuildInputs;
 use super::Builder;
-use crate::discover::{self, BuildRequest, PROGRAM};
-use crate::process::{self, Role};
+use crate::process;
+use crate::program::{self, BuildRequest, PROGRAM};
 
 /// How long one git command on the clone may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -59,8 +61,11 @@ impl WorkspaceRevisions {
             std::fs::create_dir_all(parent)
                 .map_err(|source| RevisionError::io("create the folder", parent, source))?;
         }
+        // Run in the repository, so the clone's path is made absolute
+        // first (a relative one would be taken from there).
+        let clone = std::path::absolute(&self.clone).unwrap_or_else(|_| self.clone.clone());
         git(
-            None,
+            &self.repo,
             &[
                 OsStr::new("-c"),
                 OsStr::new("core.hooksPath=/dev/null"),
@@ -70,7 +75,7 @@ impl WorkspaceRevisions {
                 OsStr::new("--quiet"),
                 OsStr::new("--"),
                 self.repo.as_os_str(),
-                self.clone.as_os_str(),
+                clone.as_os_str(),
             ],
         )
         .inspect_err(|_| {
@@ -91,7 +96,7 @@ impl Builder for WorkspaceRevisions {
     fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError> {
         process::check()?;
         self.ensure_clone()?;
-        let clone = Some(self.clone.as_path());
+        let clone = self.clone.as_path();
         let quiet = [
             "-c",
             "core.hooksPath=/dev/null",
@@ -102,7 +107,7 @@ impl Builder for WorkspaceRevisions {
         checkout.extend(["checkout", "--detach", "--force", "--quiet", revision].map(OsStr::new));
         git(clone, &checkout)?;
         git(clone, &["clean", "-ffdq"].map(OsStr::new))?;
-        let built = discover::build_program(&BuildRequest {
+        let built = program::build_program(&BuildRequest {
             dir: &self.clone,
             target_dir: Some(&self.target),
             cargo_args: &[],
@@ -111,7 +116,7 @@ impl Builder for WorkspaceRevisions {
         process::check()?;
         let program = match built {
             Ok(program) => program,
-            Err(discover::BuildError::Process(error)) => return Err(error.into()),
+            Err(program::BuildError::Process(error)) => return Err(error.into()),
             Err(error) => return Ok(Err(error.to_string())),
         };
         for (from, name) in [
@@ -125,23 +130,16 @@ impl Builder for WorkspaceRevisions {
     }
 }
 
-/// Runs git (in `dir`, else wherever) with `args`, in a group of its own.
-fn git(dir: Option<&Path>, args: &[&OsStr]) -> Result<(), RevisionError> {
-    let mut command = Command::new("git");
-    if let Some(dir) = dir {
-        command.arg("-C").arg(dir);
-    }
-    command.args(args);
-    for variable in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-    ] {
-        command.env_remove(variable);
-    }
-    let output = process::output(command, Path::new("git"), GIT_TIMEOUT, 16 << 20, Role::Work)?;
-    if output.status.success() {
+/// Runs git in `dir` with `args` through the one git runner ([`Git`]: no
+/// prompt, no optional locks, the `GIT_*` variables that would point it at
+/// another repository removed, a time limit, stopped by Ctrl-C).
+fn git(dir: &Path, args: &[&OsStr]) -> Result<(), RevisionError> {
+    let limits = Limits {
+        cancelled: Some(process::interrupted),
+        ..Limits::new(GIT_TIMEOUT)
+    };
+    let finished = Git::work_tree(dir, limits).try_run(args)?;
+    if finished.success() {
         return Ok(());
     }
     Err(RevisionError::Git {
@@ -150,7 +148,69 @@ fn git(dir: Option<&Path>, args: &[&OsStr]) -> Result<(), RevisionError> {
             .map(|arg| arg.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" "),
-        dir: dir.map_or_else(PathBuf::new, Path::to_path_buf),
-        detail: process::stderr_text(&output),
+        dir: dir.to_path_buf(),
+        detail: finished.tail(GIT_DETAIL_LINES),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clone_is_made_and_checked_out_through_the_one_git_runner() {
+        let repo = crate::fixtures::repository();
+        let state = tempfile::tempdir().expect("tempdir");
+        let revisions = WorkspaceRevisions::new(repo.path(), state.path()).expect("inputs");
+
+        revisions.ensure_clone().expect("clone");
+        let clone = state.path().join("clone");
+        assert!(clone.join(".git").is_dir());
+        git(
+            &clone,
+            &["checkout", "--detach", "--quiet", "main"].map(OsStr::new),
+        )
+        .expect("checkout");
+        assert_eq!(
+            std::fs::read_to_string(clone.join("a.txt")).expect("checked out"),
+            "one\n"
+        );
+
+        let message = git(&clone, &["checkout", "no-such-revision"].map(OsStr::new))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with(&format!(
+                "`git checkout no-such-revision` failed in {}: ",
+                clone.display()
+            )) && message.contains("no-such-revision"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn the_workspace_inputs_are_the_files_git_lists() {
+        let repo = tempfile::tempdir().expect("tempdir");
+        crate::fixtures::git(repo.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.path().join("a.rs"), "one\n").expect("write");
+        let key = |root: &Path| {
+            BuildInputs::compilers(root)
+                .and_then(|inputs| inputs.with_workspace(root))
+                .expect("inputs")
+                .key(&["workspace", "x"])
+        };
+        let before = key(repo.path());
+        assert_eq!(key(repo.path()), before);
+        std::fs::write(repo.path().join("a.rs"), "two\n").expect("write");
+        assert_ne!(key(repo.path()), before, "an untracked file is an input");
+
+        let outside = tempfile::tempdir().expect("tempdir");
+        let error = BuildInputs::compilers(outside.path())
+            .and_then(|inputs| inputs.with_workspace(outside.path()))
+            .unwrap_err();
+        assert!(
+            error.to_string().starts_with("`git ls-files` failed in"),
+            "{error}"
+        );
+    }
 }

@@ -15,7 +15,7 @@
 //! kept too, with the reason, so a bisect skips it again at once.
 //!
 //! Measurements are kept apart, by the program's bytes and the Valgrind
-//! ([`crate::diff::cache::MeasurementCache`], shared with `regress diff
+//! ([`crate::program::MeasurementCache`], shared with `regress diff
 //! --library`): two revisions that build the same program are measured
 //! once.
 
@@ -34,8 +34,8 @@ pub use library::LibraryRevisions;
 pub use published::PublishedVersions;
 pub use workspace::WorkspaceRevisions;
 
-use crate::diff::cache::MeasurementCache;
 use crate::measure::valgrind::Valgrind;
+use crate::program::MeasurementCache;
 use crate::workspace::Workspace;
 use crate::Runner;
 

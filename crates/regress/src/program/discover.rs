@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 
 use cargo_metadata::Message;
 
-use crate::error::{Error, Result};
 use crate::harness_name::HarnessName;
+use crate::measure::{MeasureError, Result};
 use crate::process::{self, Ended, Role, Supervised};
 use crate::workspace::Workspace;
 
@@ -159,13 +159,13 @@ fn program_from_messages(messages: impl std::io::BufRead) -> Option<PathBuf> {
 }
 
 /// Builds this workspace's measured program (`regress run`, `list`, `scale`).
-pub fn build(workspace: &Workspace) -> Result<PathBuf> {
-    Ok(build_program(&BuildRequest {
+pub fn build(workspace: &Workspace) -> Result<PathBuf, BuildError> {
+    build_program(&BuildRequest {
         dir: workspace.root(),
         target_dir: None,
         cargo_args: &[],
         default_incremental: false,
-    })?)
+    })
 }
 
 /// The harness names the measured program hosts (`harnesses list`).
@@ -173,7 +173,7 @@ pub fn build(workspace: &Workspace) -> Result<PathBuf> {
 /// may list anything, and the names become file names.
 pub fn list(binary: &Path) -> Result<Vec<String>> {
     let mut names = list_all(binary)?;
-    names.retain(|name| !crate::constant_flow::is_constant_flow(name));
+    names.retain(|name| !crate::harness_name::is_constant_flow(name));
     Ok(names)
 }
 
@@ -190,7 +190,7 @@ pub fn list_all(binary: &Path) -> Result<Vec<String>> {
         Role::Work,
     )?;
     if !output.status.success() {
-        return Err(Error::HarnessList {
+        return Err(MeasureError::HarnessList {
             binary: binary.to_path_buf(),
             status: output.status.to_string(),
             stderr: process::stderr_text(&output),

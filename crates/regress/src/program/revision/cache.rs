@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::RevisionError;
-use crate::discover::{self, PROGRAM};
 use crate::harness_name::HarnessName;
+use crate::program::{self, PROGRAM};
 
 const RECORD: &str = "build.json";
 const SCHEMA: u32 = 1;
@@ -102,11 +102,11 @@ impl ProgramCache {
         let guard = RemoveOnDrop(staging.clone());
         let record = match build(&staging)? {
             Ok(()) => {
-                let names = discover::list(&staging.join(PROGRAM))?
+                let names = program::list(&staging.join(PROGRAM))?
                     .iter()
                     .map(|name| HarnessName::new(name))
                     .collect::<Result<Vec<_>, _>>()
-                    .map_err(crate::Error::from)?;
+                    .map_err(crate::MeasureError::from)?;
                 Record {
                     schema: SCHEMA,
                     revision: revision.to_owned(),

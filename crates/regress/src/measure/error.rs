@@ -1,10 +1,11 @@
-//! Errors of the runner. Every one says what went wrong, where, and what to
-//! do next.
+//! The measure stage's error: finding Valgrind, running a harness's child
+//! under it, reading what it left, and writing the record. Every one says
+//! what went wrong, where, and what to do next.
 
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum MeasureError {
     #[error("{tool} was not found{searched}.\n  {hint}")]
     ToolMissing {
         tool: &'static str,
@@ -99,9 +100,6 @@ pub enum Error {
         #[source]
         source: Box<toml::de::Error>,
     },
-
-    #[error(transparent)]
-    Build(#[from] crate::discover::BuildError),
 
     #[error(
         "{path} has schema {found}, and this runner reads schema {expected}; measure again \
@@ -276,24 +274,20 @@ pub enum Error {
     ScaleNoReport { harness: String, binary: PathBuf },
 }
 
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub type Result<T, E = MeasureError> = std::result::Result<T, E>;
 
-impl Error {
+impl MeasureError {
     /// Whether the error is an interrupt (SIGINT or SIGTERM), not a failure.
     pub fn is_interrupted(&self) -> bool {
         matches!(
             self,
-            Error::Interrupted | Error::Process(crate::process::ProcessError::Interrupted)
-        ) || matches!(
-            self,
-            Error::Build(crate::discover::BuildError::Process(
-                crate::process::ProcessError::Interrupted
-            ))
+            MeasureError::Interrupted
+                | MeasureError::Process(crate::process::ProcessError::Interrupted)
         )
     }
 
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io {
+        MeasureError::Io {
             action,
             path: path.into(),
             source,

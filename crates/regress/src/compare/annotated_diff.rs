@@ -16,9 +16,9 @@ use std::path::Path;
 use std::process::Command;
 
 use super::normalize::Normalizer;
-use crate::error::{Error, Result};
 use crate::measure::annotate::run_tool;
 use crate::measure::valgrind::{Valgrind, Version};
+use crate::measure::{MeasureError, Result};
 
 /// The largest region profile copied (real ones are tens of KiB).
 const MAX_PROFILE_BYTES: u64 = 256 << 20;
@@ -37,16 +37,16 @@ pub fn annotated_diff(
     scratch: &Path,
 ) -> Result<String> {
     std::fs::create_dir_all(scratch)
-        .map_err(|source| Error::io("create the folder", scratch, source))?;
+        .map_err(|source| MeasureError::io("create the folder", scratch, source))?;
     let copies = [
         (base, scratch.join("base.normalised.cachegrind.out")),
         (head, scratch.join("head.normalised.cachegrind.out")),
     ];
     for (from, to) in &copies {
         let text = crate::limits::read_capped(from, MAX_PROFILE_BYTES)
-            .map_err(|source| Error::io("read", from, source))?;
+            .map_err(|source| MeasureError::io("read", from, source))?;
         std::fs::write(to, normalizer.rewrite_profile(&text))
-            .map_err(|source| Error::io("write", to, source))?;
+            .map_err(|source| MeasureError::io("write", to, source))?;
     }
     let (base, head) = (&copies[0].1, &copies[1].1);
     let diff_path = scratch.join("diff.cachegrind.out");
@@ -59,7 +59,7 @@ pub fn annotated_diff(
         command.arg(base).arg(head);
         run(command, &valgrind.cg_diff, head).and_then(|profile| {
             std::fs::write(&diff_path, profile)
-                .map_err(|source| Error::io("write", &diff_path, source))?;
+                .map_err(|source| MeasureError::io("write", &diff_path, source))?;
             let mut command = Command::new(&valgrind.cg_annotate);
             command.arg("--auto=no").arg(&diff_path);
             run(command, &valgrind.cg_annotate, &diff_path)
