@@ -7,8 +7,8 @@
 # survives and that no file outside perf_outputs/ changed.
 #
 # Usage: scripts/fault-campaign.sh [--only TEXT]
-# Writes the table to perf_outputs/fault-campaign.md (the README's table is
-# copied from it). Exit code 0 when every case passed.
+# Writes the table to perf_outputs/fault-campaign.md (docs/results/fault-campaign.md
+# is copied from it). Exit code 0 when every case passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

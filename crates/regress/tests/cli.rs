@@ -141,10 +141,10 @@ fn outside_a_workspace_the_error_says_where_it_looked() {
     );
 }
 
-/// `regress readme` rewrites only the marked sections from `baselines/`,
-/// and `--check` says (exit 1) when they are out of date.
+/// `regress readme` rewrites only the marked sections of every results page
+/// from `baselines/`, and `--check` says (exit 1) when one is out of date.
 #[test]
-fn readme_tables_follow_the_baselines() {
+fn generated_tables_follow_the_baselines() {
     let root = workspace();
     // Valgrind 3.24 entries are markers entries, the ones the tables show.
     let file = fixtures::baseline("s2n_tls::handshake_rsa4096", &[("3.24.0", 76_880_673)]);
@@ -153,43 +153,95 @@ fn readme_tables_follow_the_baselines() {
         file.to_json().expect("json"),
     )
     .expect("write baseline");
-    let sections = [
-        "library-comparison",
-        "sides-and-held",
-        "aead-per-call",
-        "method-agreement",
-        "cpu-profiles",
-    ]
-    .map(|s| format!("<!-- regress readme: {s} -->\nstale 1,234\n<!-- /regress readme: {s} -->\n"))
-    .join("prose\n");
-    let readme = root.path().join("README.md");
-    std::fs::write(&readme, format!("# title\n{sections}end\n")).expect("write README");
+    std::fs::create_dir_all(root.path().join("docs/results")).expect("docs/results");
+    let stale = |sections: &[&str]| {
+        sections
+            .iter()
+            .map(|s| {
+                format!(
+                    "<!-- regress readme: {s} -->\nstale 1,234\n<!-- /regress readme: {s} -->\n"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("prose\n")
+    };
+    let pages = [
+        (
+            "docs/results/libraries.md",
+            stale(&["library-comparison", "sides-and-held", "aead-per-call"]),
+        ),
+        (
+            "docs/results/method-agreement.md",
+            stale(&["method-agreement"]),
+        ),
+        ("docs/results/cpu-profiles.md", stale(&["cpu-profiles"])),
+        (
+            "docs/results/history.md",
+            stale(&["history-s2n-tls", "history-rustls"]),
+        ),
+    ];
+    for (page, sections) in &pages {
+        std::fs::write(root.path().join(page), format!("# title\n{sections}end\n"))
+            .expect("write page");
+    }
 
     let check = regress(root.path(), &["readme", "--check"]);
     assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
     assert!(stderr(&check).contains("cargo run -p regress -- readme"));
+    assert!(
+        stderr(&check).contains("docs/results/cpu-profiles.md: the tables disagree"),
+        "{}",
+        stderr(&check)
+    );
 
     let write = regress(root.path(), &["readme"]);
     assert!(write.status.success(), "{}", stderr(&write));
-    let text = std::fs::read_to_string(&readme).expect("read README");
+    let read = |page: &str| std::fs::read_to_string(root.path().join(page)).expect("read page");
+    let libraries = read("docs/results/libraries.md");
     assert!(
-        text.contains("| handshake_rsa4096 | 76,880,673 |"),
-        "{text}"
+        libraries.contains("| handshake_rsa4096 | 76,880,673 |"),
+        "{libraries}"
     );
-    assert!(!text.contains("stale"), "{text}");
     // One profile's entries only: the profile table says so instead of
     // printing a table of one column.
     assert!(
-        text.contains("No baseline has entries of a CPU profile other than the default."),
-        "{text}"
+        read("docs/results/cpu-profiles.md")
+            .contains("No baseline has entries of a CPU profile other than the default."),
+        "{}",
+        read("docs/results/cpu-profiles.md")
     );
     assert!(
-        text.starts_with("# title\n") && text.ends_with("end\n"),
-        "{text}"
+        read("docs/results/history.md")
+            .contains("No published version of s2n-tls is measured yet."),
+        "{}",
+        read("docs/results/history.md")
     );
+    for (page, _) in &pages {
+        let text = read(page);
+        assert!(!text.contains("stale"), "{page}: {text}");
+        assert!(
+            text.starts_with("# title\n") && text.ends_with("end\n"),
+            "{page}: {text}"
+        );
+    }
     assert_eq!(
         regress(root.path(), &["readme", "--check"]).status.code(),
         Some(0)
+    );
+
+    // A page that lost a section's markers is an error that names them,
+    // not a section silently unchecked.
+    std::fs::write(
+        root.path().join("docs/results/cpu-profiles.md"),
+        "# title\n",
+    )
+    .expect("write page");
+    let broken = regress(root.path(), &["readme", "--check"]);
+    assert_eq!(broken.status.code(), Some(2), "{}", stderr(&broken));
+    assert!(
+        stderr(&broken).contains("<!-- regress readme: cpu-profiles -->"),
+        "{}",
+        stderr(&broken)
     );
 }
 

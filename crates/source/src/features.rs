@@ -454,14 +454,14 @@ mod tests {
         }
     }
 
-    /// The README's table says what the data says.
+    /// The guide's table (`docs/harnesses.md`) says what the data says.
     #[test]
-    fn the_readme_table_lists_every_generation() {
-        let readme = workspace_file("README.md");
-        let start = readme
+    fn the_docs_table_lists_every_generation() {
+        let page = workspace_file("docs/harnesses.md");
+        let start = page
             .find("## Versions the harnesses cover")
-            .expect("the README's section");
-        let section = &readme[start..];
+            .expect("the page's section");
+        let section = &page[start..];
         let section = &section[..section[3..]
             .find("\n## ")
             .map_or(section.len(), |end| end + 3)];

@@ -1,9 +1,10 @@
-//! The README's tables, generated from `baselines/`.
+//! The results pages' tables (`docs/results/*.md`), generated from
+//! `baselines/`.
 //!
-//! The README quotes counts so a reader sees what the project measures
-//! without running it. Typed by hand, they drifted from the data; here every
-//! number in those tables comes from the committed baseline entries, between
-//! markers that `regress readme` rewrites:
+//! The documentation quotes counts so a reader sees what the project
+//! measures without running it. Typed by hand, they drifted from the data;
+//! here every number in those tables comes from the committed baseline
+//! entries, between markers that `regress readme` rewrites:
 //!
 //! ```text
 //! <!-- regress readme: library-comparison -->
@@ -28,12 +29,33 @@ use crate::measure::valgrind::{Method, Version};
 /// The command that rewrites the sections, for messages.
 pub const COMMAND: &str = "cargo run -p regress -- readme";
 
-/// The sections, by marker name.
-pub const SECTIONS: &[&str] = &[
-    "library-comparison",
-    "aead-per-call",
-    "method-agreement",
-    "cpu-profiles",
+/// A generated page: its path from the workspace root and the sections it
+/// holds, by marker name. Every page is rewritten (or checked) together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub path: &'static str,
+    pub sections: &'static [&'static str],
+}
+
+/// Every file with generated sections. A marker in any other file is an
+/// error of `regress readme --check`'s test (`every_marker_is_in_a_page`).
+pub const PAGES: &[Page] = &[
+    Page {
+        path: "docs/results/libraries.md",
+        sections: &["library-comparison", "sides-and-held", "aead-per-call"],
+    },
+    Page {
+        path: "docs/results/method-agreement.md",
+        sections: &["method-agreement"],
+    },
+    Page {
+        path: "docs/results/cpu-profiles.md",
+        sections: &["cpu-profiles"],
+    },
+    Page {
+        path: "docs/results/history.md",
+        sections: &["history-s2n-tls", "history-rustls"],
+    },
 ];
 
 /// The paths of the CPU profile table: the handshakes, the 16 KiB records
@@ -68,6 +90,16 @@ pub enum ReadmeError {
          where its table belongs, then run `{COMMAND}`"
     )]
     NoSection { path: PathBuf, section: String },
+
+    #[error(
+        "{path} is missing ({source}); it holds generated tables: restore it with \
+         `git checkout -- {shown}`"
+    )]
+    NoPage {
+        path: PathBuf,
+        shown: String,
+        source: std::io::Error,
+    },
 
     #[error("{dir} holds no baseline entry measured with the {method} method; nothing to show")]
     NoEntries { dir: PathBuf, method: Method },
@@ -329,21 +361,87 @@ pub fn update(
     Ok(out)
 }
 
-/// The README as it should be: `readme` with its sections generated from
-/// the baselines in `dir`.
-pub fn regenerate(readme: &Path, baselines: &Path) -> Result<(String, String), ReadmeError> {
-    let text = std::fs::read_to_string(readme)
-        .map_err(|source| crate::Error::io("read", readme, source))?;
+/// One generated page: its text as committed and as the baselines say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Regenerated {
+    pub path: PathBuf,
+    pub text: String,
+    pub updated: String,
+}
+
+impl Regenerated {
+    /// Whether the committed tables agree with the baselines.
+    pub fn is_current(&self) -> bool {
+        self.text == self.updated
+    }
+}
+
+/// Every page of [`PAGES`] under `root` as it should be: its sections
+/// generated from the baselines in `baselines` (and the histories in its
+/// `history/` folder).
+pub fn regenerate(root: &Path, baselines: &Path) -> Result<Vec<Regenerated>, ReadmeError> {
     let files = load_all(baselines)?;
-    let mut sections = sections(&files, baselines)?;
-    // The histories live in a folder of their own inside `baselines/`.
+    let generated = sections(&files, baselines)?;
     let history = baselines.join(crate::history::HISTORY_FOLDER);
-    sections.extend(
-        crate::history::table::readme_sections(&history, baselines, &text)
-            .map_err(|error| ReadmeError::History(Box::new(error)))?,
-    );
-    let updated = update(&text, &sections, readme)?;
-    Ok((text, updated))
+    let mut pages = Vec::with_capacity(PAGES.len());
+    for page in PAGES {
+        let path = root.join(page.path);
+        let text = std::fs::read_to_string(&path).map_err(|source| ReadmeError::NoPage {
+            path: path.clone(),
+            shown: page.path.to_owned(),
+            source,
+        })?;
+        let mut page_sections: Vec<(String, String)> = generated
+            .iter()
+            .filter(|(name, _)| page.sections.contains(&name.as_str()))
+            .cloned()
+            .collect();
+        // A history section is generated where its marker is (one per
+        // library with published versions measured).
+        page_sections.extend(
+            crate::history::table::readme_sections(&history, baselines, &text)
+                .map_err(|error| ReadmeError::History(Box::new(error)))?
+                .into_iter()
+                .filter(|(name, _)| page.sections.contains(&name.as_str())),
+        );
+        // Every section the page declares must be there: a missing one
+        // would otherwise go unchecked.
+        if let Some(section) = page
+            .sections
+            .iter()
+            .find(|section| !text.contains(&open_marker(section)))
+        {
+            return Err(ReadmeError::NoSection {
+                path: path.clone(),
+                section: (*section).to_owned(),
+            });
+        }
+        let updated = update(&text, &page_sections, &path)?;
+        pages.push(Regenerated {
+            path,
+            text,
+            updated,
+        });
+    }
+    Ok(pages)
+}
+
+/// The generated-section markers of `text`, by section name, in order.
+/// Only a name of lower-case letters, digits and `-` makes a marker, so
+/// prose that shows the syntax (`<!-- regress readme: ... -->`) is none.
+pub fn markers(text: &str) -> Vec<&str> {
+    let prefix = "<!-- regress readme: ";
+    text.match_indices(prefix)
+        .filter_map(|(at, _)| {
+            let rest = &text[at + prefix.len()..];
+            let name = &rest[..rest.find(" -->")?];
+            let is_name = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            is_name.then_some(name)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -352,20 +450,35 @@ mod tests {
     use crate::fixtures;
     use crate::workspace::Workspace;
 
-    /// The committed README's tables are what `baselines/` says. This reads
-    /// only committed files, so it holds on a fresh clone.
+    fn root() -> Workspace {
+        Workspace::find_from(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("workspace root")
+    }
+
+    /// The committed results pages' tables are what `baselines/` says.
+    /// This reads only committed files, so it holds on a fresh clone.
     #[test]
-    fn the_readme_tables_agree_with_the_baselines() {
-        let workspace =
-            Workspace::find_from(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("workspace root");
-        let readme = workspace.root().join("README.md");
-        let (text, updated) =
-            regenerate(&readme, &workspace.baselines_dir()).expect("README and baselines load");
-        assert!(
-            text == updated,
-            "README.md's generated tables disagree with baselines/; regenerate them with \
-             `{COMMAND}` and commit the result"
-        );
+    fn the_generated_tables_agree_with_the_baselines() {
+        let workspace = root();
+        let pages = regenerate(workspace.root(), &workspace.baselines_dir())
+            .expect("pages and baselines load");
+        assert_eq!(pages.len(), PAGES.len());
+        for page in pages {
+            assert!(
+                page.is_current(),
+                "{}'s generated tables disagree with baselines/; regenerate them with \
+                 `{COMMAND}` and commit the result",
+                page.path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn markers_are_read_in_order() {
+        let text =
+            "<!-- regress readme: a -->\n<!-- /regress readme: a -->\n<!-- regress readme: b -->";
+        assert_eq!(markers(text), vec!["a", "b"]);
+        assert!(markers("<!-- regress readme: unclosed").is_empty());
+        assert!(markers("`<!-- regress readme: ... -->` markers").is_empty());
     }
 
     /// `baselines/history/` holds files of another shape (and, read as

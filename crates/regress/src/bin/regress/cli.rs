@@ -50,7 +50,7 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare libraries path by path, from the latest measurements.
     Compare(CompareArgs),
-    /// Regenerate the README's tables from baselines/ (or check them).
+    /// Regenerate the generated tables of docs/results/*.md from baselines/ (or check them).
     Readme(ReadmeArgs),
     /// Compare the instruction counts of two commits, function by function.
     Diff(DiffArgs),
@@ -161,10 +161,7 @@ pub struct CompareArgs {
 
 #[derive(Args)]
 pub struct ReadmeArgs {
-    /// The file whose generated sections to rewrite.
-    #[arg(long, value_name = "FILE", default_value = "README.md")]
-    pub file: PathBuf,
-    /// Only check that the tables agree with baselines/; exit 1 if not.
+    /// Only check that every page's tables agree with baselines/; exit 1 if not.
     #[arg(long)]
     pub check: bool,
 }

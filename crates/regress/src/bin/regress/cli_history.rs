@@ -69,7 +69,7 @@ Results go to baselines/history/<library>/<version>.json (revisions: baselines/h
 one file each, with the fingerprint; a version already measured with this Valgrind is not \
 measured again. The table (each step's change and the function that moved most) is printed at \
 the end; --markdown alone prints it from baselines/history/ without measuring. `regress readme` writes \
-the README's history tables and `regress report` draws the history.
+the history tables of docs/results/history.md and `regress report` draws the history.
 
 Exit codes: 0 done (skipped versions are reported, not failures); 2 an error (no published \
 version in the range, a bad range, a failed measurement); 130 interrupted (what was measured \

@@ -1,5 +1,5 @@
-//! `regress readme`: rewrite (or check) the README's generated tables from
-//! `baselines/`.
+//! `regress readme`: rewrite (or check) the generated tables of the results
+//! pages (`docs/results/*.md`) from `baselines/`.
 
 use regress::report::readme;
 
@@ -7,25 +7,26 @@ use super::{Context, Outcome};
 use crate::cli::ReadmeArgs;
 
 pub fn readme(context: &Context, args: &ReadmeArgs) -> anyhow::Result<Outcome> {
-    let path = context.workspace.root().join(&args.file);
-    let (text, updated) = readme::regenerate(&path, &context.workspace.baselines_dir())?;
-    let shown = context.workspace.display_path(&path);
-    if text == updated {
-        context
-            .reporter
-            .note(&format!("{shown}: the tables agree with baselines/"));
-        return Ok(Outcome::Clean);
+    let pages = readme::regenerate(context.workspace.root(), &context.workspace.baselines_dir())?;
+    let mut outcome = Outcome::Clean;
+    for page in pages {
+        let shown = context.workspace.display_path(&page.path);
+        if page.is_current() {
+            context
+                .reporter
+                .note(&format!("{shown}: the tables agree with baselines/"));
+        } else if args.check {
+            context.reporter.note(&format!(
+                "{shown}: the tables disagree with baselines/; run `{}`",
+                readme::COMMAND
+            ));
+            outcome = Outcome::Regressed;
+        } else {
+            regress::atomic_file::write(&page.path, page.updated.as_bytes())?;
+            context
+                .reporter
+                .note(&format!("{shown}: tables regenerated from baselines/"));
+        }
     }
-    if args.check {
-        context.reporter.note(&format!(
-            "{shown}: the tables disagree with baselines/; run `{}`",
-            readme::COMMAND
-        ));
-        return Ok(Outcome::Regressed);
-    }
-    regress::atomic_file::write(&path, updated.as_bytes())?;
-    context
-        .reporter
-        .note(&format!("{shown}: tables regenerated from baselines/"));
-    Ok(Outcome::Clean)
+    Ok(outcome)
 }
