@@ -8,8 +8,8 @@
 # Each `<harness>.cachegrind.out` holds the same costs as the
 # `<harness>.annotated.txt` beside it, but every function, however small
 # (the annotated text leaves out those under cg_annotate's threshold): a
-# function Valgrind could not name is `???` (code without symbols, such as
-# the system's libssl). Prints one line per profile (instructions, of them
+# function Valgrind could not name is `???` (Cachegrind) or its address,
+# `0x...` (Callgrind): code without symbols, such as the system's libssl. Prints one line per profile (instructions, of them
 # named, share) and exits 1 when a profile is missing or has no cost.
 set -euo pipefail
 
@@ -39,12 +39,12 @@ for profile in "$@"; do
         /^[0-9+-]/ {
             if (skip) { skip = 0; next }
             total += $2
-            if (fn != "???" && fn !~ /^\?\?\?/) named += $2
+            if (fn !~ /^\?\?\?/ && fn !~ /^0x[0-9a-fA-F]+$/) named += $2
             next
         }
         END {
             if (total <= 0) { printf "%s: no cost\n", name > "/dev/stderr"; exit 1 }
-            printf "%-45s %15d %15d %8.3f%%\n", name, total, named, 100 * named / total
+            printf "%-45s %15d %15d %9.4f%%\n", name, total, named, 100 * named / total
         }
     ' "$profile"; then
         status=1
