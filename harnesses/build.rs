@@ -42,6 +42,17 @@ fn main() {
         std::env::var_os(variable).is_some()
     };
     let packages = linked_packages(&lock, &manifest, &enabled);
+    // How `openssl-sys` found OpenSSL: its build script says `vendored=1`
+    // when it built OpenSSL from source (`openssl-src`), which cargo passes
+    // to dependents as DEP_OPENSSL_VENDORED (openssl-sys `links` "openssl").
+    // With the `vendored` feature on, OPENSSL_NO_VENDOR still selects the
+    // system's, so the feature alone cannot say.
+    println!("cargo:rerun-if-env-changed=DEP_OPENSSL_VENDORED");
+    let openssl = match std::env::var_os("DEP_OPENSSL_VENDORED") {
+        Some(_) => "vendored",
+        None => "system",
+    };
+    println!("cargo:rustc-env=REGRESS_OPENSSL_BUILD={openssl}");
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let snippet = assembler(&packages);
     std::fs::write(Path::new(&out_dir).join("library-versions.s"), snippet)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages this project needs on Debian or Ubuntu:
-# Valgrind (with cg_annotate and cg_diff), the OpenSSL headers and
-# pkg-config for the `openssl` crate, the openssl CLI for the test
+# Valgrind (with cg_annotate and cg_diff), perl and make (the harnesses
+# build OpenSSL from source), the OpenSSL headers and pkg-config for the
+# `openssl` crate linking the system's libssl (`--no-default-features`), the openssl CLI for the test
 # certificate script, libclang for bindgen (`regress diff --library
 # s2n-tls=PATH` generates s2n-tls's Rust bindings from its repository), and
 # the clang compiler.
@@ -18,7 +19,7 @@
 set -euo pipefail
 
 missing=()
-for package in valgrind libssl-dev pkg-config openssl python3 libclang-dev clang; do
+for package in valgrind perl make libssl-dev pkg-config openssl python3 libclang-dev clang; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
         missing+=("$package")
     fi

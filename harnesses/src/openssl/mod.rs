@@ -1,6 +1,6 @@
 //! OpenSSL harnesses.
 //!
-//! Mutually exclusive paths of the system OpenSSL (3.0 on Debian 12)
+//! Mutually exclusive paths of OpenSSL (3.5 from source, [`system`])
 //! through the `openssl` 0.10 crate, one harness per kind of path, each
 //! parameterised by its path's data (`crate::paths`). Full handshakes and
 //! records use the shapes every TLS library shares (`crate::tls`), which
@@ -45,9 +45,10 @@
 //!   `OPENSSL_INIT_NO_LOAD_CONFIG`.
 //! - **The shared in-memory transport** ([`transport`]).
 //!
-//! Every harness reports the system library's version string
-//! (`OpenSSL 3.0.x ...`) through `Harness::runtime_libraries`: `Cargo.lock`
-//! only knows the crate versions, and the counts belong to the library.
+//! Every harness reports the library's version string (`OpenSSL 3.5.x
+//! ...`) and how it was built through `Harness::runtime_libraries`:
+//! `Cargo.lock` only knows the crate versions, and the counts belong to the
+//! library.
 
 pub mod check;
 pub mod config_build;

@@ -15,7 +15,8 @@
 //!
 //! # How it works
 //!
-//! OpenSSL 3.0 still supports the deprecated `RAND_METHOD` interface:
+//! OpenSSL 3.x (3.0 and 3.5 checked) still supports the deprecated
+//! `RAND_METHOD` interface:
 //! `RAND_bytes_ex` and `RAND_priv_bytes_ex` (which everything in libssl and
 //! the default provider draws from) first ask `RAND_get_rand_method()`, and
 //! when that is not OpenSSL's own method they call its `bytes` callback

@@ -141,6 +141,12 @@ fn by_file(file: &str) -> Option<Origin> {
     if file.contains("/bindings/rust/extended/s2n-tls-sys/lib/") {
         return Some(Origin::TlsLibrary);
     }
+    // OpenSSL built from source (`openssl-src`, the harnesses' default):
+    // its debug information names the copy `openssl-sys`'s build script
+    // compiled, `<target>/.../out/openssl-build/build/src/ssl/...`.
+    if file.contains("/openssl-build/build/src/") {
+        return Some(Origin::TlsLibrary);
+    }
     if file.contains("/bindings/rust/extended/") || file.contains("/exports/rustls/") {
         return Some(Origin::RustTlsCrate);
     }
@@ -426,6 +432,23 @@ mod tests {
             ),
             Origin::Runtime
         );
+    }
+
+    #[test]
+    fn openssl_built_from_source() {
+        let build =
+            "/w/target/debug/build/openssl-sys-a146e625f3302b4e/out/openssl-build/build/src";
+        for (file, function) in [
+            ("crypto/bn/x86_64-mont5.s", "bn_sqr8x_internal"),
+            ("ssl/statem/statem_srvr.c", "tls_construct_server_hello"),
+            ("crypto/sha/sha256-x86_64.s", "sha256_block_data_order_avx2"),
+        ] {
+            assert_eq!(
+                attribute(&format!("{build}/{file}"), function),
+                Origin::TlsLibrary,
+                "{file}"
+            );
+        }
     }
 
     #[test]

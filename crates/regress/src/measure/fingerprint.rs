@@ -45,7 +45,9 @@ pub struct Fingerprint {
     pub cpu_features: Vec<String>,
     /// Versions of the TLS and crypto crates the measured program links, as
     /// its build recorded them in the program ([`crate::toolchain`]), and
-    /// of the libraries it loads at run time (the system's libssl).
+    /// of the libraries it links that report themselves at run time
+    /// (OpenSSL: `libssl`, its version, and `libssl-build`, how it was
+    /// built).
     pub libraries: BTreeMap<String, String>,
     /// The C compilers that built parts of the measured program, from its
     /// `.comment` section ([`crate::toolchain`]). `None` in entries blessed
@@ -69,6 +71,10 @@ pub struct Toolchain {
 /// Bounds on what a fingerprint read from a file may hold.
 const MAX_FIELD_CHARS: usize = 200;
 const MAX_LIST: usize = 128;
+/// A library's version may be longer: OpenSSL's `libssl-build` is its
+/// compiler command line (about 230 characters built from source, 400 for
+/// Debian's libssl).
+const MAX_LIBRARY_CHARS: usize = 1000;
 
 /// What is wrong with a fingerprint read from a file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,15 +124,16 @@ impl Fingerprint {
         }
         text("rustc", &self.rustc)?;
         text("target", &self.target)?;
-        list("cpu_features", self.cpu_features.iter())?;
+        list("cpu_features", self.cpu_features.iter(), MAX_FIELD_CHARS)?;
         list(
             "libraries",
             self.libraries
                 .iter()
                 .flat_map(|(name, version)| [name, version]),
+            MAX_LIBRARY_CHARS,
         )?;
         if let Some(compilers) = &self.c_compilers {
-            list("c_compilers", compilers.iter())?;
+            list("c_compilers", compilers.iter(), MAX_FIELD_CHARS)?;
         }
         if let Some(linker) = &self.linker {
             text("linker", linker)?;
@@ -213,11 +220,19 @@ fn short(text: &str) -> String {
 }
 
 fn text(field: &'static str, value: &str) -> Result<(), FingerprintProblem> {
-    if value.chars().count() > MAX_FIELD_CHARS || value.chars().any(|c| c.is_control()) {
+    bounded_text(field, value, MAX_FIELD_CHARS)
+}
+
+fn bounded_text(
+    field: &'static str,
+    value: &str,
+    max_chars: usize,
+) -> Result<(), FingerprintProblem> {
+    if value.chars().count() > max_chars || value.chars().any(|c| c.is_control()) {
         return Err(FingerprintProblem {
             field,
             problem: format!(
-                "{:?}… is longer than {MAX_FIELD_CHARS} characters or holds control characters",
+                "{:?}… is longer than {max_chars} characters or holds control characters",
                 short(value)
             ),
         });
@@ -228,6 +243,7 @@ fn text(field: &'static str, value: &str) -> Result<(), FingerprintProblem> {
 fn list<'a>(
     field: &'static str,
     values: impl Iterator<Item = &'a String>,
+    max_chars: usize,
 ) -> Result<(), FingerprintProblem> {
     let mut count = 0;
     for value in values {
@@ -238,7 +254,7 @@ fn list<'a>(
                 problem: format!("more than {MAX_LIST} entries"),
             });
         }
-        text(field, value)?;
+        bounded_text(field, value, max_chars)?;
     }
     Ok(())
 }
@@ -295,6 +311,34 @@ mod tests {
         let mut bad = sample();
         bad.cpu_features = vec!["a".into(); 1000];
         assert!(bad.validate().is_err());
+    }
+
+    /// A count of the system's libssl never matches a baseline of the
+    /// OpenSSL built from source, and the difference names both builds.
+    #[test]
+    fn openssl_builds_are_told_apart() {
+        let mut vendored = sample();
+        vendored.libraries.insert(
+            "libssl-build".into(),
+            format!("vendored, linux-x86_64, gcc {}-O3 -g", "-fPIC ".repeat(40)),
+        );
+        assert_eq!(vendored.validate(), Ok(()));
+        let mut system = vendored.clone();
+        system.libraries.insert(
+            "libssl-build".into(),
+            "system, debian-amd64, gcc -O2".into(),
+        );
+        assert_ne!(vendored, system);
+        let differences = vendored.differences(&system).join("\n");
+        assert!(
+            differences.contains("libssl-build: system, debian-amd64, gcc -O2 here, vendored,"),
+            "{differences}"
+        );
+        let mut flood = vendored.clone();
+        flood
+            .libraries
+            .insert("libssl-build".into(), "x".repeat(MAX_LIBRARY_CHARS + 1));
+        assert!(flood.validate().is_err());
     }
 
     #[test]

@@ -43,6 +43,17 @@ pub fn header(measurement: &Measurement) -> String {
             },
             fingerprint.linker.as_deref().unwrap_or("not recorded")
         ),
+        format!(
+            "libraries {}",
+            fingerprint
+                .libraries
+                .iter()
+                // One line each, whatever a library reported.
+                .map(|(name, version)| format!("{name} {version}")
+                    .replace(|c: char| c.is_control(), " "))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
     ];
     if let Some(per_byte) = measurement.instructions_per_byte() {
         lines.push(format!("instructions per byte {per_byte:.3}"));
