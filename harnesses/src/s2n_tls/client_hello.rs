@@ -11,7 +11,7 @@ use s2n_tls::callbacks::{ClientHelloCallback, ConnectionFuture};
 use s2n_tls::connection::Connection;
 
 use super::check::check_handshake;
-use super::config::{base_builder, policy, Configs, PINNED_POLICY};
+use super::config::{base_builder, client_config, policy, Configs, PINNED_POLICY};
 use super::features::waiting;
 use super::tls::S2nTls;
 use super::transport::Pair;
@@ -72,7 +72,8 @@ impl ClientHelloCallback for ReadServerName {
 /// (finding the config's context, the callback's `Ok(None)` marking it
 /// done with `s2n_client_hello_cb_done`), and the callback itself
 /// (`server_name()`, a comparison, two atomic increments). Compare with
-/// `s2n_tls::handshake_ecdsa_p256`: the difference is the callback's
+/// `s2n_tls::handshake_ecdsa_p256`: the configs are built the same way
+/// (see `ClientHelloSetup::new`), so the difference is the callback's
 /// price.
 ///
 /// **Not counted:** configs (`setup`), the fresh pair and zeroing the
@@ -93,19 +94,34 @@ pub struct ClientHelloSetup {
 }
 
 impl ClientHelloSetup {
-    /// [`HANDSHAKE`]'s configs, with the callback on the server's.
+    /// [`HANDSHAKE`]'s configs, with the callback on the server's. Built
+    /// as `Configs::new` builds them, client first, then the server with
+    /// the same calls plus the callback, so the process draws the same
+    /// random bytes before the handshake as `handshake_ecdsa_p256`'s: the
+    /// server's ECDSA nonce, and with it the signature the client verifies
+    /// (whose cost varies with its value), are the same, and the difference
+    /// of the two counts is the callback's alone.
     fn new() -> Result<ClientHelloSetup, HarnessError> {
-        let mut configs = Configs::new(&HANDSHAKE.profile())?;
+        let profile = HANDSHAKE.profile();
+        let pki = profile.pki;
+        let client = client_config(&policy(PINNED_POLICY)?, pki, None, None)?;
         let seen = Seen::default();
-        let pki = HANDSHAKE.pki;
         let mut builder = base_builder(&policy(PINNED_POLICY)?)?;
         builder
             .load_pem(pki.server_chain_pem(), pki.server_key_pem())
             .context("loading the server chain and key")?
             .set_client_hello_callback(ReadServerName(seen.clone()))
             .context("setting the ClientHello callback")?;
-        configs.server = builder.build().context("building the server config")?;
-        Ok(ClientHelloSetup { configs, seen })
+        let server = builder.build().context("building the server config")?;
+        Ok(ClientHelloSetup {
+            configs: Configs {
+                client,
+                server,
+                profile,
+                tickets: None,
+            },
+            seen,
+        })
     }
 }
 
