@@ -9,7 +9,7 @@ use openssl::ssl::{SslContext, SslMethod, SslVerifyMode};
 use regress_measure::HarnessError;
 
 use super::context::{load_identity, trust_store, Contexts, FIXED_VERIFY_TIME};
-use super::system::init;
+use super::system::{init, supports_mlkem};
 use super::tls::OpenSsl;
 use crate::common::error::Context as _;
 use crate::common::pins::{CipherSuite, NamedGroup, Pins, TlsVersion};
@@ -18,15 +18,21 @@ use crate::paths::Profile;
 use crate::tls::defaults::{Defaults, DEFAULTS_PKI};
 
 impl Defaults for OpenSsl {
-    /// OpenSSL 3.0: TLS 1.3, TLS_AES_256_GCM_SHA384, X25519; the server
-    /// sends two TLS 1.3 tickets after the handshake.
+    /// TLS 1.3, TLS_AES_256_GCM_SHA384, and from OpenSSL 3.5 on the
+    /// post-quantum X25519MLKEM768 (its default groups put it first; before
+    /// 3.5, X25519); the server sends two TLS 1.3 tickets after the
+    /// handshake.
     fn defaults() -> Profile {
         Profile {
             pki: DEFAULTS_PKI,
             pins: Pins {
                 version: TlsVersion::Tls13,
                 suite: CipherSuite::Tls13Aes256GcmSha384,
-                group: NamedGroup::X25519,
+                group: if supports_mlkem() {
+                    NamedGroup::X25519MlKem768
+                } else {
+                    NamedGroup::X25519
+                },
                 scheme: DEFAULTS_PKI.signature_scheme(),
             },
             client_auth: false,
