@@ -284,7 +284,7 @@ fn the_constant_flow_check_passes() {
             .join(regress::constant_flow::allowlist::PATH),
     )
     .expect("the committed allowlist");
-    let names = regress::discover::list_all(binary).expect("the program's entries");
+    let names = regress::program::list_all(binary).expect("the program's entries");
     let variants = select(&names, None).expect("constant-flow entries");
     let report = check(&Request {
         runner: &runner,

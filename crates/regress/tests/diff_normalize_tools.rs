@@ -1,7 +1,7 @@
 //! The diff's name normalisation, as Valgrind's own tools apply it.
 //!
 //! `regress diff` lines functions up twice: in its own comparison
-//! (`regress::diff::compare`) and in the `cg_annotate` text people read,
+//! (`regress::compare`) and in the `cg_annotate` text people read,
 //! whose tools are given copies of the profiles with the names already
 //! normalised (`Normalizer::rewrite_profile`). Perl (3.19's `cg_diff`) and
 //! Python (3.22+'s tools) must then add up the costs of names that became

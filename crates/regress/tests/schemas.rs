@@ -371,8 +371,9 @@ fn a_measurement_record_matches_its_schema() {
 /// A diff report as the runner serialises it.
 #[test]
 fn a_diff_report_matches_its_schema() {
-    use regress::diff::compare::{FunctionDelta, HarnessDiff};
-    use regress::diff::report::{DiffReport, Revision};
+    use regress::compare::{FunctionDelta, HarnessDiff};
+    use regress::diff::report::DiffReport;
+    use regress::program::Commit as Revision;
     use regress::judge::Threshold;
 
     let schemas = Schemas::load();
@@ -380,7 +381,7 @@ fn a_diff_report_matches_its_schema() {
     let function = FunctionDelta {
         file: "tls/s2n_send.c".to_owned(),
         function: "s2n_regress_test_spin".to_owned(),
-        origin: regress::diff::attribution::Origin::TlsLibrary,
+        origin: regress::compare::Origin::TlsLibrary,
         base: 0,
         head: 30_005,
         delta: 30_005,

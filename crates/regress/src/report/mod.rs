@@ -10,6 +10,7 @@ pub mod events;
 pub mod html;
 pub mod markdown;
 pub mod readme;
+pub mod real_world;
 pub mod sides;
 pub mod terminal;
 

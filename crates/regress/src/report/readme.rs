@@ -42,7 +42,13 @@ pub struct Page {
 pub const PAGES: &[Page] = &[
     Page {
         path: "docs/results/libraries.md",
-        sections: &["library-comparison", "sides-and-held", "aead-per-call"],
+        sections: &[
+            "library-comparison",
+            "post-quantum",
+            "defaults",
+            "sides-and-held",
+            "aead-per-call",
+        ],
     },
     Page {
         path: "docs/results/method-agreement.md",
@@ -222,6 +228,11 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
             "library-comparison".to_owned(),
             Comparison::new(&tls).to_markdown(),
         ),
+        (
+            "post-quantum".to_owned(),
+            super::real_world::post_quantum(&tls),
+        ),
+        ("defaults".to_owned(), super::real_world::defaults(files, &tls)),
         (
             "sides-and-held".to_owned(),
             super::sides::to_markdown(&Comparison::new(&tls)),
