@@ -12,7 +12,7 @@
 //! The diff builds into this workspace's own cargo target folder, so the
 //! dependencies are already compiled and the test takes about a minute. That
 //! is safe: the diff's builds give the workspace crates artifact names of
-//! their own (see `regress::diff::build`).
+//! their own (see `regress::program::isolation`).
 //!
 //! The tests of bad refs need no Valgrind and no build: the refs are refused
 //! before anything is created.
