@@ -11,7 +11,7 @@
 //! - [`crate::program::line`] lists the revisions (GOOD, then BAD's first-parent line back
 //!   to it) with reading git commands only;
 //! - [`search`] decides which to measure next and what the answers prove;
-//! - [`crate::revision`] builds each revision's program (this workspace's
+//! - [`crate::program::revision`] builds each revision's program (this workspace's
 //!   commits in a private clone, a library's commits with
 //!   [`regress_source`]) and keeps builds and measurements, so a bisect run
 //!   again (or after Ctrl-C) measures nothing twice;

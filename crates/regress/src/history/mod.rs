@@ -8,7 +8,7 @@
 //! never needs measuring again. The pieces:
 //!
 //! - [`versions`] asks cargo which versions crates.io has in the range;
-//! - [`crate::revision`] builds each (a scratch copy of this workspace
+//! - [`crate::program::revision`] builds each (a scratch copy of this workspace
 //!   locked to it; a checkout's commit exported and patched in) and keeps
 //!   builds and measurements;
 //! - [`store`] is the committed data, one file per version, read back as
