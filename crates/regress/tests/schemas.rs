@@ -373,8 +373,8 @@ fn a_measurement_record_matches_its_schema() {
 fn a_diff_report_matches_its_schema() {
     use regress::compare::{FunctionDelta, HarnessDiff};
     use regress::diff::report::DiffReport;
-    use regress::program::Commit as Revision;
     use regress::judge::Threshold;
+    use regress::program::Commit as Revision;
 
     let schemas = Schemas::load();
     let harness = regress::fixtures::name("s2n_tls::handshake_rsa4096");

@@ -232,7 +232,10 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
             "post-quantum".to_owned(),
             super::real_world::post_quantum(&tls),
         ),
-        ("defaults".to_owned(), super::real_world::defaults(files, &tls)),
+        (
+            "defaults".to_owned(),
+            super::real_world::defaults(files, &tls),
+        ),
         (
             "sides-and-held".to_owned(),
             super::sides::to_markdown(&Comparison::new(&tls)),

@@ -111,7 +111,7 @@ pub fn defaults(files: &[BaselineFile], counts: &[Count]) -> String {
         };
         let negotiated = files
             .iter()
-            .find(|file| file.harness.to_string() == name)
+            .find(|file| file.harness == name)
             .and_then(|file| {
                 file.entries
                     .iter()
