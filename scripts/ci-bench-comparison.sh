@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times this project's whole suite (`regress run`: 69 harnesses with sides,
+# Times this project's whole suite (`regress run`: every harness, with sides,
 # stages and heap) against rustls's ci-bench `run-all` (client and server
 # instruction counts under Callgrind plus a DHAT heap pass), side by side on
 # the same machine and Valgrind: one discarded warm-up of each, then PAIRS
