@@ -80,10 +80,10 @@ fn diff_head_against_its_parent(
 }
 
 /// Paths other than the record paths whose counted run writes a few
-/// application records (a KeyUpdate's record each way, a record each way
-/// over a deserialized connection): the spin is on every write, so they must
-/// show it too, a whole number of calls of its cost.
-const WRITE_RECORDS_IN_RUN: &[&str] = &["::key_update", "::connection_serialize"];
+/// application records (a KeyUpdate's record each way): the spin is on
+/// every write, so they must show it too, a whole number of calls of its
+/// cost.
+const WRITE_RECORDS_IN_RUN: &[&str] = &["::key_update"];
 
 /// For a path of [`WRITE_RECORDS_IN_RUN`]: a problem unless `spin_function`
 /// is named once with a delta of a positive whole number of `per_call`.

@@ -56,6 +56,16 @@ pub const HASH_PATTERN: &str = "::h[0-9a-f]{16}";
 /// aws-lc's versioned symbol prefix (`aws_lc_0_47_0_`, `aws_lc_fips_0_13_1_`).
 pub const AWS_LC_PREFIX_PATTERN: &str = "^aws_lc_(?:fips_)?[0-9]+_[0-9]+_[0-9]+_";
 
+/// A function without a symbol, which Callgrind names by its address
+/// (`0x0000000000a3bbb4`, aws-lc's ML-KEM assembly): the address moves with
+/// the layout, so two builds of the same code would show it as two
+/// functions, one removed and one added. Every such function of a file is
+/// one unnamed function of that file.
+pub const ADDRESS_PATTERN: &str = "^0x[0-9a-f]+$";
+
+/// What [`ADDRESS_PATTERN`] names become.
+pub const UNNAMED: &str = "(unnamed)";
+
 /// After the place is gone, the library layouts, first match wins:
 /// `(pattern, replacement)`, the replacement in `regex`'s `$name` syntax.
 const LAYOUT_RULES: &[(&str, &str)] = &[
@@ -128,6 +138,7 @@ impl Default for Normalizer {
             functions: vec![
                 Rule::new(HASH_PATTERN, "", true),
                 Rule::new(AWS_LC_PREFIX_PATTERN, "", false),
+                Rule::new(ADDRESS_PATTERN, UNNAMED, false),
             ],
         }
     }
@@ -329,5 +340,20 @@ mod tests {
              fl=tls/s2n_send.c\nfn=s2n_sendv_with_offset\n10 3\n\
              fl=crypto/mem.c\nfn=OPENSSL_free\n0 7\nsummary: 10"
         );
+    }
+}
+
+#[cfg(test)]
+mod unnamed_tests {
+    use super::*;
+
+    #[test]
+    fn functions_named_by_address_are_one_unnamed_function() {
+        let normalizer = Normalizer::default();
+        assert_eq!(normalizer.function("0x0000000000a3bbb4"), UNNAMED);
+        assert_eq!(normalizer.function("0x0000000000b1c2d0"), UNNAMED);
+        // A name that merely contains an address is a name.
+        assert_eq!(normalizer.function("f0x12"), "f0x12");
+        assert_eq!(normalizer.function("0x12_helper"), "0x12_helper");
     }
 }
