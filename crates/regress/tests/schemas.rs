@@ -348,6 +348,26 @@ fn the_schema_versions_are_the_runners() {
     }
 }
 
+/// The schema's bounds on a fingerprint are the runner's: a fingerprint
+/// the runner accepts (OpenSSL's `libssl-build` is a compiler command line
+/// of about 230 characters) must not fail its schema, and the schema must
+/// not promise more than the runner reads.
+#[test]
+fn the_fingerprint_bounds_are_the_runners() {
+    use regress::measure::fingerprint::{MAX_FIELD_CHARS, MAX_LIBRARY_CHARS};
+    let schemas = Schemas::load();
+    let defs = &schemas.files["common.schema.json"]["$defs"];
+    assert_eq!(defs["text"]["maxLength"], json!(MAX_FIELD_CHARS));
+    assert_eq!(
+        defs["library_version"]["maxLength"],
+        json!(MAX_LIBRARY_CHARS)
+    );
+    assert_eq!(
+        defs["fingerprint"]["properties"]["libraries"]["additionalProperties"]["$ref"],
+        json!("#/$defs/library_version")
+    );
+}
+
 /// A record as the runner writes it, with and without the figures.
 #[test]
 fn a_measurement_record_matches_its_schema() {

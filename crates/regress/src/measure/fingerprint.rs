@@ -69,12 +69,12 @@ pub struct Toolchain {
 }
 
 /// Bounds on what a fingerprint read from a file may hold.
-const MAX_FIELD_CHARS: usize = 200;
+pub const MAX_FIELD_CHARS: usize = 200;
 const MAX_LIST: usize = 128;
 /// A library's version may be longer: OpenSSL's `libssl-build` is its
 /// compiler command line (about 230 characters built from source, 400 for
 /// Debian's libssl).
-const MAX_LIBRARY_CHARS: usize = 1000;
+pub const MAX_LIBRARY_CHARS: usize = 1000;
 
 /// What is wrong with a fingerprint read from a file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
