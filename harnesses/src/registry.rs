@@ -55,11 +55,6 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         Library::S2nTls => [].iter(),
         _ => [Path::X509Parse, Path::X509Verify].iter(),
     };
-    // The rustls key_update harness is written for 0.23's API only.
-    let key_update = match library {
-        Library::Rustls if cfg!(feature = "rustls-0-24") => None,
-        _ => Some(Path::KeyUpdate),
-    };
     // The feature paths are s2n-tls's.
     let features = match library {
         Library::S2nTls => Feature::ALL.iter(),
@@ -70,8 +65,12 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         .chain(records)
         .chain(x509.copied())
         .chain(Handshake::REAL_WORLD.map(Path::Handshake))
-        .chain([Path::Defaults, Path::Rejected, Path::Shutdown])
-        .chain(key_update)
+        .chain([
+            Path::Defaults,
+            Path::Rejected,
+            Path::Shutdown,
+            Path::KeyUpdate,
+        ])
         .chain(features.copied().map(Path::Feature))
 }
 
@@ -84,7 +83,7 @@ pub fn not_applicable(benchmark: &Benchmark) -> Option<String> {
             crate::openssl::system::unsupported_group(handshake.group)
         }
         #[cfg(feature = "rustls-0-24")]
-        (Library::Rustls, Path::Shutdown | Path::Rejected) => {
+        (Library::Rustls, Path::Shutdown | Path::Rejected | Path::KeyUpdate) => {
             Some("this harness is not yet written for rustls 0.24's API".into())
         }
         _ => None,
@@ -207,6 +206,12 @@ mod tests {
             69 + 3 * (Handshake::REAL_WORLD.len() + 4) + Feature::ALL.len()
         );
         for (name, why) in &skipped {
+            // rustls 0.24 builds lack the harnesses not yet written for its
+            // API (`not_applicable`).
+            if cfg!(feature = "rustls-0-24") && name.starts_with("rustls::") {
+                assert!(why.contains("rustls 0.24"), "{name}: {why}");
+                continue;
+            }
             assert!(
                 name.starts_with("openssl::") && name.ends_with("_x25519mlkem768"),
                 "{name}"
