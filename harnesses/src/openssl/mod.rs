@@ -67,6 +67,8 @@ pub mod x509;
 
 use regress_measure::program::AnyHarness;
 
+pub use self::system::supports_mlkem;
+
 use self::tls::OpenSsl;
 use crate::paths::Path;
 use crate::tls::handshake::FullHandshake;
