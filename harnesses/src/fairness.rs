@@ -30,7 +30,7 @@ fn full_handshakes(library: Library) -> impl Iterator<Item = Handshake> {
                 library,
                 path: Path::Handshake(*path),
             };
-            !path.resumption && not_applicable(&benchmark).is_none()
+            path.resumption.is_none() && not_applicable(&benchmark).is_none()
         })
 }
 

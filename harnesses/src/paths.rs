@@ -191,9 +191,10 @@ pub struct Handshake {
     /// The server requires a client certificate of the same PKI (mTLS).
     pub client_auth: bool,
     pub version: TlsVersion,
-    /// Resumed from a ticket obtained outside the count; tickets are off
-    /// on every other path.
-    pub resumption: bool,
+    /// Resumed from a session obtained outside the count, and how the
+    /// server keeps it; tickets and session caches are off on every other
+    /// path.
+    pub resumption: Option<Resumption>,
     /// The key-exchange group both sides must negotiate.
     pub group: NamedGroup,
     /// The client guesses wrong: its first (and only) key share is for
@@ -210,7 +211,7 @@ impl Handshake {
             pki,
             client_auth: false,
             version,
-            resumption: false,
+            resumption: None,
             group: NamedGroup::Secp256r1,
             retry: false,
         }
@@ -244,24 +245,26 @@ impl Handshake {
         },
         Handshake::full(Pki::Rsa4096, TlsVersion::Tls12),
         Handshake {
-            resumption: true,
+            resumption: Some(Resumption::Ticket),
             ..Handshake::RSA4096
         },
     ];
 
     /// The handshakes of 2026: the post-quantum hybrid every default
     /// negotiates, on the laboratory ECDSA PKI (full, mTLS), on resumption,
-    /// and on web-shaped chains; X25519 on a web chain; and a
-    /// HelloRetryRequest. Only libraries that can negotiate a path's group
-    /// have it (the registry asks each).
-    pub const REAL_WORLD: [Handshake; 7] = [
+    /// and on web-shaped chains; X25519 on a web chain; a
+    /// HelloRetryRequest; TLS 1.2 resumption from a ticket and TLS 1.3
+    /// resumption from the server's session cache. Only libraries that can
+    /// negotiate a path's group and keep its session have it (the registry
+    /// asks each).
+    pub const REAL_WORLD: [Handshake; 9] = [
         Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
         Handshake {
             client_auth: true,
             ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768)
         },
         Handshake {
-            resumption: true,
+            resumption: Some(Resumption::Ticket),
             ..Handshake::RSA4096.on(NamedGroup::X25519MlKem768)
         },
         Handshake::full(Pki::WebRsa2048, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
@@ -271,7 +274,24 @@ impl Handshake {
             retry: true,
             ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13)
         },
+        Handshake {
+            resumption: Some(Resumption::Ticket),
+            ..Handshake::full(Pki::Rsa4096, TlsVersion::Tls12)
+        },
+        Handshake {
+            resumption: Some(Resumption::Cache),
+            ..Handshake::RSA4096
+        },
     ];
+
+    /// The resumption paths of [`Handshake::ALL`] and
+    /// [`Handshake::REAL_WORLD`].
+    pub fn resumptions() -> impl Iterator<Item = Handshake> {
+        Handshake::ALL
+            .into_iter()
+            .chain(Handshake::REAL_WORLD)
+            .filter(|handshake| handshake.resumption.is_some())
+    }
 
     /// The suite every TLS 1.3 handshake pins is TLS_AES_128_GCM_SHA256;
     /// TLS 1.2 handshakes pin its ECDHE-RSA counterpart.
@@ -290,7 +310,7 @@ impl Handshake {
                 scheme: self.pki.signature_scheme(),
             },
             client_auth: self.client_auth,
-            tickets: self.resumption,
+            resumption: self.resumption,
             retry_from: if self.retry {
                 Some(Handshake::RETRY_GUESS)
             } else {
@@ -302,7 +322,7 @@ impl Handshake {
 
     /// What the handshake must have negotiated.
     pub const fn expected(&self) -> Expected {
-        self.profile().expected(self.resumption)
+        self.profile().expected(self.resumption.is_some())
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -315,16 +335,22 @@ impl Handshake {
                     .into(),
             );
         }
-        if self.resumption
-            && (self.pki, self.client_auth, self.version, self.retry)
-                != (Pki::Rsa4096, false, TlsVersion::Tls13, false)
-        {
-            return Err("session_resumption resumes handshake_rsa4096 and nothing else".into());
+        if let Some(resumption) = self.resumption {
+            if (self.pki, self.client_auth, self.retry) != (Pki::Rsa4096, false, false) {
+                return Err(
+                    "session_resumption resumes handshake_rsa4096 or its TLS 1.2 twin, \
+                     nothing else"
+                        .into(),
+                );
+            }
+            if resumption == Resumption::Cache && self.version != TlsVersion::Tls13 {
+                return Err("a session-cache resumption path is TLS 1.3's".into());
+            }
         }
         if self.client_auth && self.pki.is_web() {
             return Err("a web PKI has no client identity: no mTLS on it".into());
         }
-        if self.retry && (self.group == Handshake::RETRY_GUESS || self.resumption) {
+        if self.retry && (self.group == Handshake::RETRY_GUESS || self.resumption.is_some()) {
             return Err(format!(
                 "a HelloRetryRequest path needs a group other than the client's guess {} \
                  and a full handshake",
@@ -336,13 +362,20 @@ impl Handshake {
 }
 
 /// `handshake_[tls12_]<pki>`, `mtls_[tls12_]<pki>`, `hello_retry_<pki>` or
-/// `session_resumption` (which `Handshake::validate` keeps unique), then
+/// `session_resumption[_cache][_tls12]` (which `Handshake::validate` keeps
+/// unique), then
 /// `_<group>` for any group but secp256r1 (the laboratory pin, whose names
 /// predate groups).
 impl fmt::Display for Handshake {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.resumption {
+        if let Some(resumption) = self.resumption {
             f.write_str("session_resumption")?;
+            if resumption == Resumption::Cache {
+                f.write_str("_cache")?;
+            }
+            if self.version == TlsVersion::Tls12 {
+                f.write_str("_tls12")?;
+            }
         } else {
             let kind = match (self.client_auth, self.retry) {
                 (true, _) => "mtls",
@@ -361,6 +394,18 @@ impl fmt::Display for Handshake {
             group => write!(f, "_{}", group.label()),
         }
     }
+}
+
+/// How a server keeps the session a client resumes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resumption {
+    /// Stateless: the server encrypts the session into the ticket it sends
+    /// and decrypts it when the client offers it (TLS 1.3 PSK identity, or
+    /// TLS 1.2's SessionTicket extension).
+    Ticket,
+    /// Stateful: the server keeps the session in its cache and the ticket
+    /// it sends is the key; resuming is a cache lookup (TLS 1.3).
+    Cache,
 }
 
 /// How names mark a TLS 1.2 path: no comparison may line it up with the
@@ -526,9 +571,10 @@ pub struct Profile {
     /// The server requires and verifies a client certificate; the client
     /// presents the PKI's.
     pub client_auth: bool,
-    /// The server issues exactly one TLS 1.3 ticket per handshake and the
-    /// client keeps it; otherwise tickets and session caches are off.
-    pub tickets: bool,
+    /// The server issues exactly one ticket per handshake (stateless, or
+    /// the key of its session cache) and the client keeps it; `None`:
+    /// tickets and session caches are off.
+    pub resumption: Option<Resumption>,
     /// The client offers this group first, with its only key share, and
     /// `pins.group` second; the server offers `pins.group` only, so it asks
     /// for a HelloRetryRequest. `None`: both offer exactly `pins.group`.
@@ -639,6 +685,8 @@ mod tests {
                 "handshake_web_ecdsa_p256_x25519mlkem768",
                 "handshake_web_ecdsa_p256_x25519",
                 "hello_retry_ecdsa_p256",
+                "session_resumption_tls12",
+                "session_resumption_cache",
             ]
         );
         let retry = Handshake::REAL_WORLD[6].profile();
@@ -664,7 +712,7 @@ mod tests {
         );
         assert_eq!(ecdsa.client_signature(), None);
         let resumption = Handshake::ALL[5];
-        assert!(resumption.profile().tickets && resumption.expected().resumed);
+        assert!(resumption.profile().resumption.is_some() && resumption.expected().resumed);
         assert_eq!(resumption.expected().server_signature(), None);
         let record = Record {
             cipher: Cipher::Aes256Gcm,
@@ -698,6 +746,11 @@ mod tests {
         assert!(Path::Handshake(pq_tls12).validate().is_err());
         let ecdsa_tls12 = Handshake::full(Pki::EcdsaP256, TlsVersion::Tls12);
         assert!(Path::Handshake(ecdsa_tls12).validate().is_err());
+        let cache_tls12 = Handshake {
+            resumption: Some(Resumption::Cache),
+            ..Handshake::full(Pki::Rsa4096, TlsVersion::Tls12)
+        };
+        assert!(Path::Handshake(cache_tls12).validate().is_err());
         let mtls_resumption = Handshake {
             client_auth: true,
             ..Handshake::ALL[5]

@@ -18,7 +18,8 @@ use regress_measure::program::{AnyHarness, Entry};
 
 use crate::common::pins::{Cipher, TlsVersion};
 use crate::paths::{
-    Aead, Benchmark, Direction, Feature, Handshake, Library, Path, Record, NAME_CAPACITY,
+    Aead, Benchmark, Direction, Feature, Handshake, Library, Path, Record, Resumption,
+    NAME_CAPACITY,
 };
 
 /// The calibration loop of `iterations`, named `spin_<label>`.
@@ -82,6 +83,17 @@ pub fn not_applicable(benchmark: &Benchmark) -> Option<String> {
         (Library::OpenSsl, Path::Handshake(handshake)) => {
             crate::openssl::system::unsupported_group(handshake.group)
         }
+        (
+            Library::S2nTls,
+            Path::Handshake(Handshake {
+                resumption: Some(Resumption::Cache),
+                ..
+            }),
+        ) => Some(
+            "s2n-tls resumes TLS 1.3 sessions from tickets only: its session cache \
+             serves TLS 1.2 session ids (usage guide, \"Session Resumption\")"
+                .into(),
+        ),
         #[cfg(feature = "rustls-0-24")]
         (Library::Rustls, Path::Shutdown | Path::Rejected | Path::KeyUpdate) => {
             Some("this harness is not yet written for rustls 0.24's API".into())
@@ -210,6 +222,10 @@ mod tests {
             // API (`not_applicable`).
             if cfg!(feature = "rustls-0-24") && name.starts_with("rustls::") {
                 assert!(why.contains("rustls 0.24"), "{name}: {why}");
+                continue;
+            }
+            if name == "s2n_tls::session_resumption_cache" {
+                assert!(why.contains("tickets only"), "{why}");
                 continue;
             }
             assert!(

@@ -78,7 +78,7 @@ use crate::tls::record::Records;
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
     Ok(match *path {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
-        Path::Handshake(handshake) if handshake.resumption => {
+        Path::Handshake(handshake) if handshake.resumption.is_some() => {
             Box::new(resumption::SessionResumption(handshake))
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<OpenSsl>::new(handshake)),

@@ -129,7 +129,7 @@ pub const KEY_UPDATE_0_24: &str = "the key_update harness is written for rustls 
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
     Ok(match *path {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
-        Path::Handshake(handshake) if handshake.resumption => {
+        Path::Handshake(handshake) if handshake.resumption.is_some() => {
             Box::new(resumption::SessionResumption(handshake))
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<Rustls>::new(handshake)),

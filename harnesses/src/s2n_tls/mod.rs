@@ -108,7 +108,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
         Path::Handshake(handshake) => {
             config::policies(&handshake.profile())?;
-            if handshake.resumption {
+            if handshake.resumption.is_some() {
                 Box::new(resumption::SessionResumption(handshake))
             } else {
                 Box::new(FullHandshake::<S2nTls>::new(handshake))
