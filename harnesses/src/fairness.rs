@@ -9,12 +9,13 @@ use regress_measure::Harness;
 use crate::common::payload::RECORD_BYTES;
 use crate::common::pins::{every_other_expectation, Cipher, NamedGroup};
 use crate::openssl::tls::OpenSsl;
-use crate::paths::{Benchmark, Handshake, Library, Path};
+use crate::paths::{Benchmark, Handshake, Hostile, Library, Path};
 use crate::registry::not_applicable;
 use crate::rustls::tls::Rustls;
 use crate::s2n_tls::tls::S2nTls;
 use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
+use crate::tls::hostile::{HostileFlight, Victim};
 use crate::tls::record::Records;
 use crate::tls::rejected::{RejectedHandshake, Rejection, REJECTED};
 use crate::tls::testing::{one_run, tls13};
@@ -209,4 +210,44 @@ fn every_library_rejects_a_wrong_transfer() {
     record_check_rejects_a_wrong_transfer::<S2nTls>();
     record_check_rejects_a_wrong_transfer::<Rustls>();
     record_check_rejects_a_wrong_transfer::<OpenSsl>();
+}
+
+/// Each hostile path's check passes only on the server's answer to its own
+/// flight: the answer to another input fails it, and so does a server that
+/// received half the flight (it answers nothing, waiting for the rest).
+fn hostile_checks_need_their_flight<L: Victim>() {
+    let served = |input: Hostile, half: bool| {
+        let harness = HostileFlight::<L>::new(input);
+        let mut attack = harness.setup().expect("setup");
+        if half {
+            attack.flight.truncate(attack.flight.len() / 2);
+        }
+        let fresh = harness.prepare(&attack).expect("prepare");
+        let served = harness.run(&attack, fresh).expect("run");
+        (harness, attack, served)
+    };
+    for input in Hostile::ALL {
+        let (harness, attack, whole) = served(input, false);
+        harness.check(&attack, &whole).expect("its own flight");
+        let (_, _, half) = served(input, true);
+        assert!(harness.check(&attack, &half).is_err(), "{input:?}: half");
+        let other = match input {
+            Hostile::Retry => Hostile::KeyShares,
+            _ => Hostile::Retry,
+        };
+        let (_, _, answer) = served(other, false);
+        assert!(
+            harness.check(&attack, &answer).is_err(),
+            "{input:?}: the answer to {other:?}"
+        );
+    }
+}
+
+#[test]
+fn every_hostile_check_needs_its_flight() {
+    hostile_checks_need_their_flight::<S2nTls>();
+    // Not yet written for rustls 0.24's API (`registry::not_applicable`).
+    #[cfg(not(feature = "rustls-0-24"))]
+    hostile_checks_need_their_flight::<Rustls>();
+    hostile_checks_need_their_flight::<OpenSsl>();
 }

@@ -74,6 +74,9 @@ pub enum Path {
     KeyUpdate,
     /// A feature of one library that its users rely on.
     Feature(Feature),
+    /// A server of the library's defaults processing one flight a hostile
+    /// client chose (`crate::tls::hostile`): what a peer can make it pay.
+    Hostile(Hostile),
     /// The calibration loop: `iterations` iterations of three instructions,
     /// named `spin_<label>`. The label is given, not derived: the pipeline's
     /// own end-to-end test changes a spin's iterations under a fixed name to
@@ -99,6 +102,7 @@ impl fmt::Display for Path {
             Path::Aead(aead) => aead.fmt(f),
             Path::KeyUpdate => f.write_str("key_update"),
             Path::Feature(feature) => f.write_str(feature.name()),
+            Path::Hostile(hostile) => write!(f, "hostile_{}", hostile.name()),
             Path::Spin { label, .. } => write!(f, "spin_{label}"),
         }
     }
@@ -179,6 +183,55 @@ impl Feature {
             Feature::Serialization => "connection_serialize",
             Feature::AsyncPrivateKey => "async_private_key",
             Feature::ClientHelloCallback => "client_hello_callback",
+        }
+    }
+}
+
+/// A flight a hostile client sends a server: every input is within the
+/// protocol's limits and each server's own, built by hand
+/// (`crate::tls::hostile`) in `setup`, outside the count. The server is of
+/// the library's defaults ([`crate::tls::defaults`]), what a deployment that
+/// changes nothing runs; the side that pays is always the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hostile {
+    /// One ClientHello filling one record (16 KiB): thousands of unknown
+    /// cipher suites, groups, signature schemes and extensions, the real
+    /// ones last, so a server walks every list to the end.
+    MaxHello,
+    /// A ClientHello with a key share for every group it offers:
+    /// X25519MLKEM768, X25519, secp256r1, secp384r1, secp521r1.
+    KeyShares,
+    /// A ClientHello whose only key share is for a group no server knows
+    /// (a GREASE value), forcing a HelloRetryRequest.
+    Retry,
+    /// [`Hostile::KeyShares`]'s ClientHello in records of one byte each.
+    Fragmented,
+    /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
+    /// server never issued, each with a binder, before a full handshake.
+    UnknownTickets,
+}
+
+impl Hostile {
+    /// Every hostile input.
+    pub const ALL: [Hostile; 5] = [
+        Hostile::MaxHello,
+        Hostile::KeyShares,
+        Hostile::Retry,
+        Hostile::Fragmented,
+        Hostile::UnknownTickets,
+    ];
+
+    /// PSK identities [`Hostile::UnknownTickets`] offers.
+    pub const TICKETS: usize = 8;
+
+    /// Its path's name after `hostile_`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Hostile::MaxHello => "hello_max",
+            Hostile::KeyShares => "hello_key_shares",
+            Hostile::Retry => "hello_retry",
+            Hostile::Fragmented => "hello_1_byte_records",
+            Hostile::UnknownTickets => "hello_unknown_tickets",
         }
     }
 }
@@ -608,6 +661,20 @@ mod tests {
         };
         assert_eq!(benchmark.name(), "s2n_tls::record_aes128gcm_16k");
         assert_eq!(Path::KeyUpdate.to_string(), "key_update");
+        let hostile: Vec<String> = Hostile::ALL
+            .iter()
+            .map(|hostile| Path::Hostile(*hostile).to_string())
+            .collect();
+        assert_eq!(
+            hostile,
+            [
+                "hostile_hello_max",
+                "hostile_hello_key_shares",
+                "hostile_hello_retry",
+                "hostile_hello_1_byte_records",
+                "hostile_hello_unknown_tickets"
+            ]
+        );
         let features: Vec<String> = Feature::ALL
             .iter()
             .map(|feature| Path::Feature(*feature).to_string())

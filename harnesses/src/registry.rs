@@ -18,7 +18,7 @@ use regress_measure::program::{AnyHarness, Entry};
 
 use crate::common::pins::{Cipher, TlsVersion};
 use crate::paths::{
-    Aead, Benchmark, Direction, Feature, Handshake, Library, Path, Record, NAME_CAPACITY,
+    Aead, Benchmark, Direction, Feature, Handshake, Hostile, Library, Path, Record, NAME_CAPACITY,
 };
 
 /// The calibration loop of `iterations`, named `spin_<label>`.
@@ -72,6 +72,7 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
             Path::KeyUpdate,
         ])
         .chain(features.copied().map(Path::Feature))
+        .chain(Hostile::ALL.map(Path::Hostile))
 }
 
 /// Why the library, as this build links it, cannot run `benchmark`'s path,
@@ -83,7 +84,7 @@ pub fn not_applicable(benchmark: &Benchmark) -> Option<String> {
             crate::openssl::system::unsupported_group(handshake.group)
         }
         #[cfg(feature = "rustls-0-24")]
-        (Library::Rustls, Path::Shutdown | Path::Rejected | Path::KeyUpdate) => {
+        (Library::Rustls, Path::Shutdown | Path::Rejected | Path::KeyUpdate | Path::Hostile(_)) => {
             Some("this harness is not yet written for rustls 0.24's API".into())
         }
         _ => None,
@@ -203,7 +204,7 @@ mod tests {
         let skipped = not_applicable_benchmarks();
         assert_eq!(
             entries.len() + skipped.len(),
-            69 + 3 * (Handshake::REAL_WORLD.len() + 4) + Feature::ALL.len()
+            69 + 3 * (Handshake::REAL_WORLD.len() + 4 + Hostile::ALL.len()) + Feature::ALL.len()
         );
         for (name, why) in &skipped {
             // rustls 0.24 builds lack the harnesses not yet written for its
