@@ -15,7 +15,9 @@ use crate::rustls::tls::Rustls;
 use crate::s2n_tls::tls::S2nTls;
 use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
+use crate::tls::hostile::flood::KeyUpdateFlood;
 use crate::tls::hostile::{HostileFlight, Victim};
+use crate::tls::key_update::KeyUpdate;
 use crate::tls::record::Records;
 use crate::tls::rejected::{RejectedHandshake, Rejection, REJECTED};
 use crate::tls::testing::{one_run, tls13};
@@ -226,7 +228,7 @@ fn hostile_checks_need_their_flight<L: Victim>() {
         let served = harness.run(&attack, fresh).expect("run");
         (harness, attack, served)
     };
-    for input in Hostile::ALL {
+    for input in Hostile::HELLOS {
         let (harness, attack, whole) = served(input, false);
         harness.check(&attack, &whole).expect("its own flight");
         let (_, _, half) = served(input, true);
@@ -250,4 +252,29 @@ fn every_hostile_check_needs_its_flight() {
     #[cfg(not(feature = "rustls-0-24"))]
     hostile_checks_need_their_flight::<Rustls>();
     hostile_checks_need_their_flight::<OpenSsl>();
+}
+
+/// The key-update flood's check needs the updates: the same one-byte
+/// records without them fail it.
+fn flood_check_needs_the_updates<L: KeyUpdate>() {
+    let mut harness = KeyUpdateFlood::<L>::new();
+    let setup = harness.setup().expect("setup");
+    let flooded = harness.prepare(&setup).expect("prepare");
+    let flooded = harness.run(&setup, flooded).expect("run");
+    harness.check(&setup, &flooded).expect("the flood");
+    harness.updates = false;
+    let plain = harness.prepare(&setup).expect("prepare");
+    let plain = harness.run(&setup, plain).expect("run");
+    assert!(
+        harness.check(&setup, &plain).is_err(),
+        "records without updates"
+    );
+}
+
+#[test]
+fn every_library_floods_only_with_updates() {
+    flood_check_needs_the_updates::<S2nTls>();
+    #[cfg(not(feature = "rustls-0-24"))]
+    flood_check_needs_the_updates::<Rustls>();
+    flood_check_needs_the_updates::<OpenSsl>();
 }

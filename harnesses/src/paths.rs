@@ -209,16 +209,29 @@ pub enum Hostile {
     /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
     /// server never issued, each with a binder, before a full handshake.
     UnknownTickets,
+    /// On an established TLS 1.3 connection, KeyUpdate after KeyUpdate,
+    /// each followed by a one-byte record (`crate::tls::hostile::flood`).
+    KeyUpdateFlood,
 }
 
 impl Hostile {
-    /// Every hostile input.
-    pub const ALL: [Hostile; 5] = [
+    /// The inputs that are a first flight: a ClientHello.
+    pub const HELLOS: [Hostile; 5] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::UnknownTickets,
+    ];
+
+    /// Every hostile input.
+    pub const ALL: [Hostile; 6] = [
+        Hostile::MaxHello,
+        Hostile::KeyShares,
+        Hostile::Retry,
+        Hostile::Fragmented,
+        Hostile::UnknownTickets,
+        Hostile::KeyUpdateFlood,
     ];
 
     /// PSK identities [`Hostile::UnknownTickets`] offers.
@@ -232,6 +245,7 @@ impl Hostile {
             Hostile::Retry => "hello_retry",
             Hostile::Fragmented => "hello_1_byte_records",
             Hostile::UnknownTickets => "hello_unknown_tickets",
+            Hostile::KeyUpdateFlood => "key_update_flood",
         }
     }
 }
@@ -672,7 +686,8 @@ mod tests {
                 "hostile_hello_key_shares",
                 "hostile_hello_retry",
                 "hostile_hello_1_byte_records",
-                "hostile_hello_unknown_tickets"
+                "hostile_hello_unknown_tickets",
+                "hostile_key_update_flood"
             ]
         );
         let features: Vec<String> = Feature::ALL

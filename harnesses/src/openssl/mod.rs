@@ -91,7 +91,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::X509Verify => Box::new(x509::X509VerifyChain),
         Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<OpenSsl>::new()),
         Path::Feature(_) => return Err(crate::s2n_tls::features::ONLY_S2N_TLS.into()),
-        Path::Hostile(input) => Box::new(crate::tls::hostile::HostileFlight::<OpenSsl>::new(input)),
+        Path::Hostile(input) => crate::tls::hostile::harness::<OpenSsl>(input),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

@@ -127,7 +127,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         }
         Path::KeyUpdate => Box::new(KeyUpdates::<S2nTls>::new()),
         Path::Feature(feature) => return features::harness(feature),
-        Path::Hostile(input) => Box::new(crate::tls::hostile::HostileFlight::<S2nTls>::new(input)),
+        Path::Hostile(input) => crate::tls::hostile::harness::<S2nTls>(input),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

@@ -19,15 +19,18 @@
 //! crashes on an input fails the run naming it; one that refuses an input
 //! fails the check with the alert it sent.
 
+pub mod flood;
 pub mod wire;
 
 use std::marker::PhantomData;
 
 use aws_lc_rs::agreement::{self, EphemeralPrivateKey};
 use aws_lc_rs::kem::{DecapsulationKey, ML_KEM_768};
+use regress_measure::program::AnyHarness;
 use regress_measure::{Harness, HarnessError};
 
 use super::defaults::Defaults;
+use super::key_update::KeyUpdate;
 use crate::common::error::ensure;
 use crate::common::pins::NamedGroup;
 use crate::common::pki::SERVER_NAME;
@@ -238,6 +241,17 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
             ));
             whole(hello)
         }
+        Hostile::KeyUpdateFlood => {
+            Err("the key-update flood is no ClientHello: `flood` writes it".into())
+        }
+    }
+}
+
+/// The harness of `input` against library `L`.
+pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
+    match input {
+        Hostile::KeyUpdateFlood => Box::new(flood::KeyUpdateFlood::<L>::new()),
+        hello => Box::new(HostileFlight::<L>::new(hello)),
     }
 }
 
@@ -375,7 +389,7 @@ mod tests {
     #[test]
     fn every_flight_is_within_the_limits() {
         let defaults = crate::rustls::tls::Rustls::defaults();
-        for input in Hostile::ALL {
+        for input in Hostile::HELLOS {
             let bytes = flight(input, &defaults).expect("flight");
             let records = {
                 let (client, server) = crate::common::transport::connected();
