@@ -16,7 +16,7 @@ use crate::s2n_tls::tls::S2nTls;
 use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
 use crate::tls::hostile::flood::KeyUpdateFlood;
-use crate::tls::hostile::{HostileFlight, Victim};
+use crate::tls::hostile::{check_served, wire, HostileFlight, Victim};
 use crate::tls::key_update::KeyUpdate;
 use crate::tls::record::Records;
 use crate::tls::rejected::{RejectedHandshake, Rejection, REJECTED};
@@ -277,4 +277,43 @@ fn every_library_floods_only_with_updates() {
     #[cfg(not(feature = "rustls-0-24"))]
     flood_check_needs_the_updates::<Rustls>();
     flood_check_needs_the_updates::<OpenSsl>();
+}
+
+/// The invalid-binder path's flight is a real resumption: untampered, the
+/// server resumes (a ServerHello accepting the PSK), and the path's check,
+/// which wants decrypt_error, fails on that answer.
+fn binder_check_needs_the_tampered_binder<L: Victim>() {
+    let harness = HostileFlight::<L>::new(Hostile::InvalidBinder);
+    let attack = harness.setup().expect("setup");
+    let fresh = harness.prepare(&attack).expect("prepare");
+    let served = harness.run(&attack, fresh).expect("run");
+    eprintln!(
+        "DBG {:?} {:?}",
+        served.outcome,
+        wire::reply(&L::attacker(&served.fresh).incoming_bytes())
+    );
+    harness.check(&attack, &served).expect("refused");
+    let mut fresh = L::fresh(&attack.configs).expect("fresh");
+    let flight = L::resumption_flight(&attack.configs).expect("a resumption");
+    L::attacker(&fresh).send(&flight).expect("send");
+    let outcome = L::serve(&mut fresh);
+    let answer = wire::reply(&L::attacker(&fresh).incoming_bytes()).expect("an answer");
+    assert!(
+        matches!(answer, wire::Reply::Hello(ref hello) if hello.psk && !hello.retry),
+        "{answer}"
+    );
+    assert!(check_served(
+        Hostile::InvalidBinder,
+        &L::defaults(),
+        L::attacker(&fresh),
+        &outcome
+    )
+    .is_err());
+}
+
+#[test]
+fn the_binder_path_needs_a_tampered_binder() {
+    #[cfg(not(feature = "rustls-0-24"))]
+    binder_check_needs_the_tampered_binder::<Rustls>();
+    binder_check_needs_the_tampered_binder::<OpenSsl>();
 }

@@ -209,6 +209,11 @@ pub enum Hostile {
     /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
     /// server never issued, each with a binder, before a full handshake.
     UnknownTickets,
+    /// A real client's resumption ClientHello (the ticket the server issued
+    /// it, captured in `prepare`) with the last byte of its binder flipped:
+    /// the server decrypts the ticket and hashes the transcript before it
+    /// refuses. Only where the defaults' server issues tickets.
+    InvalidBinder,
     /// On an established TLS 1.3 connection, KeyUpdate after KeyUpdate,
     /// each followed by a one-byte record (`crate::tls::hostile::flood`).
     KeyUpdateFlood,
@@ -225,12 +230,13 @@ impl Hostile {
     ];
 
     /// Every hostile input.
-    pub const ALL: [Hostile; 6] = [
+    pub const ALL: [Hostile; 7] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::UnknownTickets,
+        Hostile::InvalidBinder,
         Hostile::KeyUpdateFlood,
     ];
 
@@ -245,6 +251,7 @@ impl Hostile {
             Hostile::Retry => "hello_retry",
             Hostile::Fragmented => "hello_1_byte_records",
             Hostile::UnknownTickets => "hello_unknown_tickets",
+            Hostile::InvalidBinder => "psk_invalid_binder",
             Hostile::KeyUpdateFlood => "key_update_flood",
         }
     }
@@ -687,6 +694,7 @@ mod tests {
                 "hostile_hello_retry",
                 "hostile_hello_1_byte_records",
                 "hostile_hello_unknown_tickets",
+                "hostile_psk_invalid_binder",
                 "hostile_key_update_flood"
             ]
         );

@@ -48,6 +48,42 @@ pub trait Victim: Defaults {
     /// the flight and writes its answer, until it waits for more or fails.
     /// `Err`: the library's error, in its words.
     fn serve(fresh: &mut Self::Fresh) -> Result<(), String>;
+
+    /// A real client's first flight resuming a session of `configs`'s
+    /// server: a full handshake, the client reading its ticket, then a
+    /// fresh client offering it ([`Hostile::InvalidBinder`]).
+    fn resumption_flight(_configs: &Self::Configs) -> Result<Vec<u8>, HarnessError> {
+        Err("this library's default server issues no tickets".into())
+    }
+}
+
+/// The TLS alert a server sends on a binder that does not verify
+/// (RFC 8446 section 4.2.11).
+pub const DECRYPT_ERROR: u8 = 51;
+
+/// Whether `input` must be refused rather than answered.
+pub const fn refused(input: Hostile) -> bool {
+    matches!(input, Hostile::InvalidBinder)
+}
+
+/// `flight` with the last byte flipped: in a resumption ClientHello, the
+/// last byte of the last binder (pre_shared_key is the last extension, its
+/// binders end it). An error unless it is one record of one ClientHello.
+pub fn tamper_binder(mut flight: Vec<u8>) -> Result<Vec<u8>, HarnessError> {
+    let one_hello = flight.len() > 9
+        && flight[0] == wire::HANDSHAKE
+        && usize::from(u16::from_be_bytes([flight[3], flight[4]])) + 5 == flight.len()
+        && flight[5] == 1;
+    ensure(one_hello, || {
+        format!(
+            "the resumption flight is not one ClientHello record ({} bytes)",
+            flight.len()
+        )
+    })?;
+    if let Some(last) = flight.last_mut() {
+        *last ^= 0x01;
+    }
+    Ok(flight)
 }
 
 /// Group code points beyond [`NamedGroup`]'s.
@@ -241,8 +277,8 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
             ));
             whole(hello)
         }
-        Hostile::KeyUpdateFlood => {
-            Err("the key-update flood is no ClientHello: `flood` writes it".into())
+        Hostile::KeyUpdateFlood | Hostile::InvalidBinder => {
+            Err("no hand-built flight: the library's own client writes it".into())
         }
     }
 }
@@ -259,6 +295,12 @@ pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
 /// group, no pre-shared key; a HelloRetryRequest for [`Hostile::Retry`]
 /// (which names the group and the suite too).
 pub fn expected(input: Hostile, defaults: &Profile) -> Reply {
+    if refused(input) {
+        return Reply::Alert {
+            level: 2,
+            description: DECRYPT_ERROR,
+        };
+    }
     Reply::Hello(ServerHello {
         retry: input == Hostile::Retry,
         version: Some(wire::TLS13),
@@ -319,7 +361,11 @@ pub fn check_served(
     let name = input.name();
     let answer = attacker.incoming_bytes();
     let reply = wire::reply(&answer);
-    if let Err(error) = outcome {
+    if refused(input) {
+        ensure(outcome.is_err(), || {
+            format!("the server accepted hostile_{name}")
+        })?;
+    } else if let Err(error) = outcome {
         return Err(format!(
             "the server failed on hostile_{name}: {error} (it answered {})",
             reply.map_or_else(|e| format!("nothing readable: {e}"), |r| r.to_string())
@@ -351,14 +397,26 @@ impl<L: Victim> Harness for HostileFlight<L> {
     fn setup(&self) -> Result<Attack<L::Configs>, HarnessError> {
         Ok(Attack {
             configs: L::default_configs()?,
-            flight: flight(self.input, &L::defaults())?,
+            flight: match self.input {
+                // Captured in `prepare`: a ticket may be single-use.
+                Hostile::InvalidBinder => Vec::new(),
+                input => flight(input, &L::defaults())?,
+            },
         })
     }
 
     fn prepare(&self, attack: &Attack<L::Configs>) -> Result<L::Fresh, HarnessError> {
+        let captured;
+        let flight = match self.input {
+            Hostile::InvalidBinder => {
+                captured = tamper_binder(L::resumption_flight(&attack.configs)?)?;
+                &captured
+            }
+            _ => &attack.flight,
+        };
         let fresh = L::fresh(&attack.configs)?;
         L::attacker(&fresh)
-            .send(&attack.flight)
+            .send(flight)
             .map_err(|e| format!("writing the hostile flight: {e}"))?;
         Ok(fresh)
     }
