@@ -302,13 +302,17 @@ fn binder_check_needs_the_tampered_binder<L: Victim>() {
         matches!(answer, wire::Reply::Hello(ref hello) if hello.psk && !hello.retry),
         "{answer}"
     );
-    assert!(check_served(
-        Hostile::InvalidBinder,
-        &L::defaults(),
-        L::attacker(&fresh),
-        &outcome
-    )
-    .is_err());
+    for input in [Hostile::InvalidBinder, Hostile::CorruptTickets] {
+        assert!(
+            check_served(input, &L::defaults(), L::attacker(&fresh), &outcome).is_err(),
+            "{input:?} passed on a resumption"
+        );
+    }
+    let harness = HostileFlight::<L>::new(Hostile::CorruptTickets);
+    let attack = harness.setup().expect("setup");
+    let fresh = harness.prepare(&attack).expect("prepare");
+    let served = harness.run(&attack, fresh).expect("run");
+    harness.check(&attack, &served).expect("a full handshake");
 }
 
 #[test]

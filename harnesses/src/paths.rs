@@ -209,6 +209,12 @@ pub enum Hostile {
     /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
     /// server never issued, each with a binder, before a full handshake.
     UnknownTickets,
+    /// A real client's resumption ClientHello (captured in `prepare`) whose
+    /// one ticket is replaced by [`Hostile::TICKETS`] copies, each with one
+    /// byte flipped: tickets of the server's own format and key that fail
+    /// to decrypt or to be found, before a full handshake. Only where the
+    /// defaults' server issues tickets.
+    CorruptTickets,
     /// A real client's resumption ClientHello (the ticket the server issued
     /// it, captured in `prepare`) with the last byte of its binder flipped:
     /// the server decrypts the ticket and hashes the transcript before it
@@ -230,15 +236,23 @@ impl Hostile {
     ];
 
     /// Every hostile input.
-    pub const ALL: [Hostile; 7] = [
+    pub const ALL: [Hostile; 8] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::UnknownTickets,
+        Hostile::CorruptTickets,
         Hostile::InvalidBinder,
         Hostile::KeyUpdateFlood,
     ];
+
+    /// Whether a real client of the library writes the flight (in
+    /// `prepare`, from a ticket of the victim's own server): only where the
+    /// defaults' server issues tickets.
+    pub const fn captured(self) -> bool {
+        matches!(self, Hostile::CorruptTickets | Hostile::InvalidBinder)
+    }
 
     /// PSK identities [`Hostile::UnknownTickets`] offers.
     pub const TICKETS: usize = 8;
@@ -251,6 +265,7 @@ impl Hostile {
             Hostile::Retry => "hello_retry",
             Hostile::Fragmented => "hello_1_byte_records",
             Hostile::UnknownTickets => "hello_unknown_tickets",
+            Hostile::CorruptTickets => "hello_corrupt_tickets",
             Hostile::InvalidBinder => "psk_invalid_binder",
             Hostile::KeyUpdateFlood => "key_update_flood",
         }
@@ -694,6 +709,7 @@ mod tests {
                 "hostile_hello_retry",
                 "hostile_hello_1_byte_records",
                 "hostile_hello_unknown_tickets",
+                "hostile_hello_corrupt_tickets",
                 "hostile_psk_invalid_binder",
                 "hostile_key_update_flood"
             ]

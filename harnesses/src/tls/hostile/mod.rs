@@ -86,6 +86,29 @@ pub fn tamper_binder(mut flight: Vec<u8>) -> Result<Vec<u8>, HarnessError> {
     Ok(flight)
 }
 
+/// `flight`, a real resumption ClientHello, with its pre_shared_key
+/// replaced by [`Hostile::TICKETS`] copies of its first identity, copy `i`
+/// with byte `len / 2 + i` flipped, each with the first binder.
+pub fn corrupt_tickets(flight: &[u8]) -> Result<Vec<u8>, HarnessError> {
+    let mut hello = ClientHello::parse(flight)?;
+    let Some((ext::PRE_SHARED_KEY, psk)) = hello.extensions.last_mut() else {
+        return Err("the resumption ClientHello ends in no pre_shared_key".into());
+    };
+    let (identity, binder) = wire::first_psk(psk)?;
+    ensure(identity.len() > 2 * Hostile::TICKETS, || {
+        format!("a ticket of {} bytes", identity.len())
+    })?;
+    let copies: Vec<Vec<u8>> = (0..Hostile::TICKETS)
+        .map(|i| {
+            let mut copy = identity.clone();
+            copy[identity.len() / 2 + i] ^= 0x01;
+            copy
+        })
+        .collect();
+    *psk = wire::pre_shared_key(&copies, &binder)?;
+    Ok(wire::records(&hello.encode()?, wire::MAX_FRAGMENT)?)
+}
+
 /// Group code points beyond [`NamedGroup`]'s.
 const SECP384R1: u16 = 24;
 const SECP521R1: u16 = 25;
@@ -277,7 +300,7 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
             ));
             whole(hello)
         }
-        Hostile::KeyUpdateFlood | Hostile::InvalidBinder => {
+        Hostile::KeyUpdateFlood | Hostile::InvalidBinder | Hostile::CorruptTickets => {
             Err("no hand-built flight: the library's own client writes it".into())
         }
     }
@@ -399,7 +422,7 @@ impl<L: Victim> Harness for HostileFlight<L> {
             configs: L::default_configs()?,
             flight: match self.input {
                 // Captured in `prepare`: a ticket may be single-use.
-                Hostile::InvalidBinder => Vec::new(),
+                input if input.captured() => Vec::new(),
                 input => flight(input, &L::defaults())?,
             },
         })
@@ -410,6 +433,10 @@ impl<L: Victim> Harness for HostileFlight<L> {
         let flight = match self.input {
             Hostile::InvalidBinder => {
                 captured = tamper_binder(L::resumption_flight(&attack.configs)?)?;
+                &captured
+            }
+            Hostile::CorruptTickets => {
+                captured = corrupt_tickets(&L::resumption_flight(&attack.configs)?)?;
                 &captured
             }
             _ => &attack.flight,

@@ -97,6 +97,64 @@ impl ClientHello {
     }
 }
 
+impl ClientHello {
+    /// Reads a ClientHello that is the whole of one handshake record, as a
+    /// real client's first flight is.
+    pub fn parse(record: &[u8]) -> Result<ClientHello, String> {
+        let mut outer = Reader(record);
+        if outer.u8()? != HANDSHAKE {
+            return Err("not a handshake record".into());
+        }
+        outer.u16()?;
+        let mut message = Reader(outer.vec(2)?);
+        if !outer.0.is_empty() {
+            return Err(format!("{} bytes after the first record", outer.0.len()));
+        }
+        if message.u8()? != CLIENT_HELLO {
+            return Err("not a ClientHello".into());
+        }
+        let mut body = Reader(message.vec(3)?);
+        if !message.0.is_empty() {
+            return Err("more than one message in the record".into());
+        }
+        body.u16()?;
+        let random = body.take(32)?.try_into().map_err(|_| "random")?;
+        let session_id = body
+            .vec(1)?
+            .try_into()
+            .map_err(|_| "a session id of other than 32 bytes")?;
+        let suites = body
+            .vec(2)?
+            .chunks_exact(2)
+            .map(|pair| u16::from_be_bytes([pair[0], pair[1]]))
+            .collect();
+        body.vec(1)?;
+        let mut list = Reader(body.vec(2)?);
+        let mut extensions = Vec::new();
+        while !list.0.is_empty() {
+            let kind = list.u16()?;
+            extensions.push((kind, list.vec(2)?.to_vec()));
+        }
+        Ok(ClientHello {
+            random,
+            session_id,
+            suites,
+            extensions,
+        })
+    }
+}
+
+/// The first identity and the first binder of a pre_shared_key
+/// extension's body.
+pub fn first_psk(body: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let mut body = Reader(body);
+    let mut identities = Reader(body.vec(2)?);
+    let identity = identities.vec(2)?.to_vec();
+    let mut binders = Reader(body.vec(2)?);
+    let binder = binders.vec(1)?.to_vec();
+    Ok((identity, binder))
+}
+
 /// The body of a server_name extension naming `host`.
 pub fn server_name(host: &str) -> Result<Vec<u8>, String> {
     let mut entry = vec![0];
@@ -356,6 +414,24 @@ mod tests {
         assert_eq!(whole.len(), 15);
         assert!(records(&message, 0).is_err());
         assert!(records(&message, MAX_FRAGMENT + 1).is_err());
+    }
+
+    #[test]
+    fn a_client_hello_reads_back_as_written() {
+        let mut written = hello();
+        written.extensions.push((
+            ext::PRE_SHARED_KEY,
+            pre_shared_key(&[vec![1, 2, 3], vec![4]], &[9; 32]).expect("psk"),
+        ));
+        let record = records(&written.encode().expect("encode"), MAX_FRAGMENT).expect("record");
+        let read = ClientHello::parse(&record).expect("parse");
+        assert_eq!(read, written);
+        let (identity, binder) = first_psk(&read.extensions[2].1).expect("psk");
+        assert_eq!((identity, binder), (vec![1, 2, 3], vec![9; 32]));
+        let mut two = record.clone();
+        two.extend_from_slice(&record);
+        assert!(ClientHello::parse(&two).is_err());
+        assert!(ClientHello::parse(&record[..record.len() - 1]).is_err());
     }
 
     #[test]
