@@ -237,6 +237,16 @@ fn filled(start: u16, count: u16, real: &[u16]) -> Vec<u16> {
         .collect()
 }
 
+/// Replaces the body of `hello`'s extension `kind`.
+fn replace(hello: &mut ClientHello, kind: u16, body: Vec<u8>) {
+    for (each, old) in &mut hello.extensions {
+        if *each == kind {
+            *old = body;
+            return;
+        }
+    }
+}
+
 /// The flight of `input`: the bytes the hostile client sends.
 /// `defaults`: what the victim's defaults negotiate, whose suite the
 /// client offers first.
@@ -252,12 +262,9 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
                 &USUAL_SHARES,
             )?;
             hello.suites = filled(FILLER_SUITES, FILLER_SUITE_COUNT, &suites(defaults));
-            for (kind, body) in &mut hello.extensions {
-                if *kind == ext::SIGNATURE_ALGORITHMS {
-                    let count = MAX_SCHEMES - SCHEMES.len() as u16;
-                    *body = wire::code_points(&filled(FILLER_SCHEMES, count, &SCHEMES))?;
-                }
-            }
+            let count = MAX_SCHEMES - SCHEMES.len() as u16;
+            let schemes = wire::code_points(&filled(FILLER_SCHEMES, count, &SCHEMES))?;
+            replace(&mut hello, ext::SIGNATURE_ALGORITHMS, schemes);
             // Empty unknown extensions, before the real ones, until the
             // message fills one record.
             let room = wire::MAX_FRAGMENT.saturating_sub(hello.encode()?.len()) / 4;
@@ -276,8 +283,16 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
         Hostile::Retry => {
             let mut hello = base_hello(defaults, &[GREASE_GROUP], &[])?;
             let groups: Vec<u16> = std::iter::once(GREASE_GROUP).chain(GROUPS).collect();
-            hello.extensions[2].1 = wire::code_points(&groups)?;
-            hello.extensions[4].1 = wire::key_share(&[(GREASE_GROUP, vec![0])])?;
+            replace(
+                &mut hello,
+                ext::SUPPORTED_GROUPS,
+                wire::code_points(&groups)?,
+            );
+            replace(
+                &mut hello,
+                ext::KEY_SHARE,
+                wire::key_share(&[(GREASE_GROUP, vec![0])])?,
+            );
             whole(hello)
         }
         Hostile::Fragmented => Ok(wire::records(
