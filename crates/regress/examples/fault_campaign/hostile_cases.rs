@@ -92,6 +92,19 @@ pub fn all() -> Vec<Case> {
     cases.extend(gate_cases());
     cases.extend(report_cases());
     cases.extend(root_cases());
+    cases.push(case(
+        "orphans: Valgrind leaves a daemon (setsid) behind (run)",
+        0,
+        "harness",
+        |w, t| {
+            let mut played = w.play(
+                t,
+                &w.measure("run", Valgrind::LeavesDaemon, ValgrindTools::Real),
+            );
+            w.scratch_left(&mut played);
+            played
+        },
+    ));
     cases
 }
 
