@@ -93,6 +93,28 @@ pub fn all() -> Vec<Case> {
     cases.extend(report_cases());
     cases.extend(root_cases());
     cases.push(case(
+        "build config: the head changes .cargo/config.toml (diff)",
+        2,
+        "the head changes how it is built: .cargo/config.toml",
+        |w, t| {
+            let repo = w.repository();
+            std::fs::create_dir_all(repo.join(".cargo")).expect("mkdir");
+            std::fs::write(repo.join(".cargo/config.toml"), "[build]\nrustflags = []\n")
+                .expect("write");
+            super::world::git(&repo, &["add", "-A"]);
+            super::world::git(&repo, &["commit", "-q", "-m", "drop the flags"]);
+            let call = Call {
+                args: args(&["diff", "HEAD~1", "HEAD", "--harness", HARNESS]),
+                env: vec![
+                    ("CARGO", w.cargo(false).display().to_string()),
+                    ("REGRESS_ROOT", repo.display().to_string()),
+                ],
+                ..Call::default()
+            };
+            w.play(t, &call)
+        },
+    ));
+    cases.push(case(
         "orphans: Valgrind leaves a daemon (setsid) behind (run)",
         0,
         "harness",

@@ -239,6 +239,12 @@ pub struct DiffArgs {
     #[arg(long, value_name = "DIR")]
     pub target_dir: Option<PathBuf>,
 
+    /// Build each side with its own rust-toolchain.toml and .cargo/config.toml
+    /// even when the head changes them (to measure a toolchain change
+    /// locally); without it such a diff is refused.
+    #[arg(long)]
+    pub allow_build_change: bool,
+
     /// Acknowledge a harness the gate holds for a maintainer's look: one
     /// present on one side only (removed, added, renamed) or one whose count
     /// dropped by more than half. Repeatable; naming a harness that needs no

@@ -37,6 +37,7 @@ pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
             filters: args.filters.harnesses,
             shard: args.shard,
             target_dir: args.target_dir,
+            allow_build_change: args.allow_build_change,
         },
     )?;
     measure(
