@@ -183,6 +183,11 @@ impl TreeWriter {
 /// Copies the tree at `from` to the new folder `to`, keeping symlinks as
 /// symlinks and the executable bit; never follows a link out of `from`.
 pub fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    // Every entry checks for Ctrl-C, so a copy of thousands of files stops
+    // at once.
+    if crate::process::interrupted() {
+        return Err(io::Error::other("interrupted while copying"));
+    }
     let meta = std::fs::symlink_metadata(from)?;
     if meta.file_type().is_symlink() {
         return std::os::unix::fs::symlink(std::fs::read_link(from)?, to);
