@@ -14,7 +14,7 @@ use regress::judge::Threshold;
 
 use super::cases::{args, case, Call, Case, Played, HARNESS};
 use super::fakes::{Tools as ValgrindTools, Valgrind};
-use super::world::{changes, Interrupt, World};
+use super::world::{changes, Interrupt, Tools, World};
 
 impl World {
     /// A folder beside the workspace, outside the project, with a file in
@@ -133,6 +133,12 @@ pub fn all() -> Vec<Case> {
 fn symlink_cases() -> Vec<Case> {
     vec![
         case(
+            "symlink: a library commits s2n-tls-sys as a link outside (diff --library)",
+            2,
+            "is a symlink",
+            linked_s2n,
+        ),
+        case(
             "symlink: perf_outputs/diff/.previous links outside (diff)",
             2,
             "is a symlink",
@@ -190,6 +196,61 @@ fn symlink_cases() -> Vec<Case> {
             },
         ),
     ]
+}
+
+/// An s2n-tls checkout of two commits whose `s2n-tls-sys` is a committed
+/// symlink to the `outside/` folder (which holds what the layout check
+/// wants): `regress diff --library` must refuse it and change nothing there.
+fn linked_s2n(w: &World, t: &Tools) -> Played {
+    let outside = w.outside();
+    std::fs::write(outside.join("build.rs"), "fn main() {}\n").expect("write");
+    std::fs::create_dir_all(outside.join("lib/tls")).expect("mkdir");
+    std::fs::write(outside.join("lib/tls/s2n.c"), "precious\n").expect("write");
+    let repo = w.root.join("s2n");
+    for dir in [
+        "api",
+        "crypto",
+        "error",
+        "stuffer",
+        "tls",
+        "utils",
+        "tests/features",
+        "cmake",
+    ] {
+        std::fs::create_dir_all(repo.join(dir)).expect("mkdir");
+        std::fs::write(repo.join(dir).join("x.c"), "x\n").expect("write");
+    }
+    std::fs::write(repo.join("CMakeLists.txt"), "x\n").expect("write");
+    let bindings = repo.join("bindings/rust/extended");
+    std::fs::create_dir_all(bindings.join("s2n-tls")).expect("mkdir");
+    std::fs::write(
+        bindings.join("s2n-tls/Cargo.toml"),
+        "[package]\nname = \"s2n-tls\"\nversion = \"0.3.47\"\n",
+    )
+    .expect("write");
+    // Absolute: it points outside wherever the tree is exported to.
+    std::os::unix::fs::symlink(&outside, bindings.join("s2n-tls-sys")).expect("link");
+    super::world::git(&repo, &["init", "-q", "-b", "main"]);
+    super::world::git(&repo, &["add", "-A"]);
+    super::world::git(&repo, &["commit", "-q", "-m", "base"]);
+    std::fs::write(repo.join("tls/x.c"), "y\n").expect("write");
+    super::world::git(&repo, &["commit", "-q", "-am", "head"]);
+    let valgrind = w.valgrind(Valgrind::Works, ValgrindTools::Real);
+    let spec = format!("s2n-tls={}", repo.display());
+    let call = Call {
+        args: args(&[
+            "--valgrind",
+            &valgrind.display().to_string(),
+            "diff",
+            "--library",
+            &spec,
+            "HEAD~1",
+            "HEAD",
+        ]),
+        env: vec![("CARGO", w.cargo(false).display().to_string())],
+        ..Call::default()
+    };
+    w.play(t, &call)
 }
 
 fn fifo_cases() -> Vec<Case> {
