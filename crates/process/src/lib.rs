@@ -15,7 +15,10 @@
 //! * is reaped only after its group was killed: the leader is watched with
 //!   `waitid(WNOWAIT)`, so its id, which is the group's, cannot have been
 //!   reused by an unrelated process when the kill is sent;
-//! * on Linux dies with `regress` (`PR_SET_PDEATHSIG`).
+//! * on Linux dies with `regress` (`PR_SET_PDEATHSIG`);
+//! * if it leaves its group (`setsid`), comes back to `regress` when its
+//!   parent dies (`regress` is a child subreaper) and is killed when the
+//!   command ends ([`adopt_orphans`], [`kill_adopted`]).
 //!
 //! A child in a group of its own no longer receives the terminal's Ctrl-C,
 //! so [`install_interrupt_handler`] forwards it: SIGINT, SIGTERM and SIGHUP
@@ -33,6 +36,7 @@
 
 mod error;
 mod interrupt;
+mod orphans;
 mod program;
 mod run;
 mod streaming;
@@ -40,6 +44,7 @@ mod supervised;
 
 pub use error::ProcessError;
 pub use interrupt::{check, install_interrupt_handler, interrupted, EXIT_INTERRUPTED};
+pub use orphans::{adopt_orphans, kill_adopted};
 pub use program::Program;
 pub use run::{last_lines, output, run, stderr_text, Finished, RunOptions};
 pub use streaming::Streaming;

@@ -5,6 +5,6 @@
 //! uses too. Re-exported here under the runner's own path.
 
 pub use regress_process::{
-    check, install_interrupt_handler, interrupted, output, stderr_text, Ended, ProcessError, Role,
-    Supervised, EXIT_INTERRUPTED,
+    adopt_orphans, check, install_interrupt_handler, interrupted, kill_adopted, output,
+    stderr_text, Ended, ProcessError, Role, Supervised, EXIT_INTERRUPTED,
 };

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::{MeasureError, Result};
+pub use regress_source::paths::inside;
 
 /// Overrides where the workspace root is (by default: the nearest ancestor
 /// holding both `Cargo.lock` and `baselines/`).
@@ -47,15 +48,71 @@ impl Workspace {
     }
 
     fn find_root() -> Result<Workspace> {
-        if let Some(root) = std::env::var_os(ENV_ROOT).filter(|root| !root.is_empty()) {
-            return Ok(Workspace::new(root));
-        }
-        let start = match std::env::var_os("CARGO_MANIFEST_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => std::env::current_dir()
-                .map_err(|source| MeasureError::io("read the current folder", ".", source))?,
+        let workspace = match std::env::var_os(ENV_ROOT).filter(|root| !root.is_empty()) {
+            Some(root) => Workspace::from_variable(PathBuf::from(root))?,
+            None => {
+                let start = match std::env::var_os("CARGO_MANIFEST_DIR") {
+                    Some(dir) => PathBuf::from(dir),
+                    None => std::env::current_dir().map_err(|source| {
+                        MeasureError::io("read the current folder", ".", source)
+                    })?,
+                };
+                Workspace::find_from(&start).ok_or(MeasureError::NoWorkspace { start })?
+            }
         };
-        Workspace::find_from(&start).ok_or(MeasureError::NoWorkspace { start })
+        workspace.check_own_folders()?;
+        Ok(workspace)
+    }
+
+    /// The root `REGRESS_ROOT` names, which must be what discovery would
+    /// find: a folder holding `Cargo.lock` and `baselines/`.
+    fn from_variable(root: PathBuf) -> Result<Workspace> {
+        let bad = |problem: &str| MeasureError::BadRoot {
+            value: root.clone(),
+            problem: problem.to_owned(),
+        };
+        match std::fs::metadata(&root) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(bad("does not exist"))
+            }
+            Err(error) => return Err(bad(&format!("cannot be read ({error})"))),
+            Ok(meta) if !meta.is_dir() => {
+                return Err(bad("is not a folder (it is a file or another non-folder)"))
+            }
+            Ok(_) => {}
+        }
+        if !root.join("Cargo.lock").is_file() {
+            return Err(bad("is not a workspace: it has no Cargo.lock"));
+        }
+        if !root.join("baselines").is_dir() {
+            return Err(bad("is not a workspace: it has no baselines/ folder"));
+        }
+        Ok(Workspace::new(root))
+    }
+
+    /// The folders the runner writes in (`baselines/`, `perf_outputs/`,
+    /// `target/`) must be real folders of the project, not links that lead
+    /// elsewhere: the runner writes, moves and deletes only inside its own
+    /// folders ([`Workspace::own`]).
+    fn check_own_folders(&self) -> Result<()> {
+        for folder in ["baselines", "perf_outputs", "target"] {
+            self.own(Path::new(folder))?;
+        }
+        // A bless killed outright left its half-made set beside baselines/
+        // (which is whole, old or new): it goes.
+        crate::atomic_file::recover_folder(&self.baselines_dir());
+        Ok(())
+    }
+
+    /// `relative` below the root, checked before the runner writes, moves
+    /// or removes it: no link and nothing but folders on the way
+    /// ([`regress_source::paths::inside`], the one check every writer
+    /// uses).
+    pub fn own(&self, relative: &Path) -> Result<PathBuf> {
+        inside(&self.root, relative).map_err(|error| MeasureError::UnsafePath {
+            path: self.root.join(relative),
+            reason: error.to_string(),
+        })
     }
 
     /// The nearest ancestor of `start` (itself included) that is a root.

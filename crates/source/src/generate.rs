@@ -21,7 +21,7 @@ use crate::dirs::SourceDirs;
 use crate::error::SourceError;
 use crate::library::{Generation, Library, S2N_BINDINGS};
 use crate::options::Options;
-use crate::paths::copy_tree;
+use crate::paths::{copy_tree, inside, symlinks_below};
 use crate::process::{self, RunOptions};
 
 /// What `generate.sh` copies into `s2n-tls-sys/lib/`: (from, to), relative
@@ -65,10 +65,31 @@ fn s2n_tls_bindings(
     dirs: &SourceDirs,
     options: &Options,
 ) -> Result<(), SourceError> {
-    let bindings = tree.join(S2N_BINDINGS);
-    let sys = bindings.join("s2n-tls-sys");
+    // The generation step writes into these two folders, and the
+    // generator (bindgen, a process of its own) would follow a link it met
+    // there: a revision that commits one (`s2n-tls-sys -> /somewhere`) is
+    // refused, as is one with a link on the way to them.
+    let mut writable = Vec::new();
+    for folder in ["s2n-tls-sys", "generate"] {
+        let relative = Path::new(S2N_BINDINGS).join(folder);
+        let full = inside(tree, &relative).map_err(|error| unsafe_tree(tree, error.to_string()))?;
+        let links =
+            symlinks_below(&full, 5).map_err(|error| SourceError::io("list", &full, error))?;
+        if let Some(link) = links.first() {
+            return Err(unsafe_tree(
+                tree,
+                format!(
+                    "{} is a symlink inside {}, a folder the generation step writes into; \
+                     the runner never writes through a link",
+                    link.strip_prefix(tree).unwrap_or(link).display(),
+                    relative.display()
+                ),
+            ));
+        }
+        writable.push(full);
+    }
+    let (sys, generator) = (writable[0].clone(), writable[1].clone());
     copy_c_tree(library, tree, &sys, label)?;
-    let generator = bindings.join("generate");
     if generator.join("Cargo.toml").is_file() {
         run_generator(library, &generator, label, dirs, options)?;
     } else if !sys.join("src/api.rs").is_file() {
@@ -96,6 +117,15 @@ fn s2n_tls_bindings(
         });
     }
     Ok(())
+}
+
+/// A revision whose tree holds a link where the generation writes.
+fn unsafe_tree(tree: &Path, reason: String) -> SourceError {
+    SourceError::UnsafeContent {
+        what: "a symlink",
+        repo: tree.to_path_buf(),
+        reason,
+    }
 }
 
 /// `generate.sh`'s copies: a fresh `s2n-tls-sys/lib/` with the C sources.
@@ -217,6 +247,49 @@ pub(crate) fn log_path(dirs: &SourceDirs, what: &str) -> Result<PathBuf, SourceE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A revision that commits `s2n-tls-sys` as a link to a folder outside
+    /// (or a link inside it) is refused before anything is removed, copied
+    /// or generated: the outside folder keeps every file.
+    #[test]
+    fn a_link_where_generation_writes_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir_all(&workspace).expect("mkdir");
+        let dirs = SourceDirs::named(&workspace, "regress-source-test").expect("dirs");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(outside.join("lib")).expect("mkdir");
+        std::fs::write(outside.join("lib/precious.txt"), "keep").expect("write");
+        std::fs::write(outside.join("Cargo.toml"), "keep").expect("write");
+        let tree = dir.path().join("tree");
+        for (from, _) in S2N_C_TREE {
+            std::fs::create_dir_all(tree.join(from)).expect("mkdir");
+        }
+        let bindings = tree.join(S2N_BINDINGS);
+        std::fs::create_dir_all(bindings.join("generate")).expect("mkdir");
+        std::os::unix::fs::symlink(&outside, bindings.join("s2n-tls-sys")).expect("link");
+        let library = &crate::library::S2N_TLS;
+        let error = generate(library, &tree, "HEAD", &dirs, &Options::default()).unwrap_err();
+        assert!(error.to_string().contains("is a symlink"), "{error}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("lib/precious.txt")).expect("kept"),
+            "keep"
+        );
+        // A link deeper inside: generate/Cargo.toml -> the outside file.
+        std::fs::remove_file(bindings.join("s2n-tls-sys")).expect("rm");
+        std::fs::create_dir_all(bindings.join("s2n-tls-sys")).expect("mkdir");
+        std::os::unix::fs::symlink(
+            outside.join("Cargo.toml"),
+            bindings.join("generate/Cargo.toml"),
+        )
+        .expect("link");
+        let error = generate(library, &tree, "HEAD", &dirs, &Options::default()).unwrap_err();
+        assert!(error.to_string().contains("generate/Cargo.toml"), "{error}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("Cargo.toml")).expect("kept"),
+            "keep"
+        );
+    }
 
     /// What generation copies is exported.
     #[test]

@@ -183,6 +183,11 @@ impl TreeWriter {
 /// Copies the tree at `from` to the new folder `to`, keeping symlinks as
 /// symlinks and the executable bit; never follows a link out of `from`.
 pub fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    // Every entry checks for Ctrl-C, so a copy of thousands of files stops
+    // at once.
+    if crate::process::interrupted() {
+        return Err(io::Error::other("interrupted while copying"));
+    }
     let meta = std::fs::symlink_metadata(from)?;
     if meta.file_type().is_symlink() {
         return std::os::unix::fs::symlink(std::fs::read_link(from)?, to);
@@ -213,6 +218,88 @@ pub fn copy_file(from: &Path, to: &Path, meta: &std::fs::Metadata) -> io::Result
     io::copy(&mut source, &mut target)
 }
 
+/// `root/relative`, checked for a write, a move or a removal: `relative`
+/// is plain components (no `..`, not absolute), and none of them that
+/// exists is a symlink or anything else than a folder on the way (the last
+/// one may be a file). The one check before the runner changes a path in
+/// its own folders, so that nothing is ever written, moved or deleted
+/// through a link: a link planted where the runner writes (a committed
+/// symlink in an export, a `perf_outputs/diff/.previous` pointing outside)
+/// is an error naming it, never followed. `root` itself is trusted (the
+/// project's folder, however it is reached).
+pub fn inside(root: &Path, relative: &Path) -> io::Result<PathBuf> {
+    let mut full = root.to_path_buf();
+    let mut components = relative.components().peekable();
+    if components.peek().is_none() {
+        return Err(io::Error::other(format!(
+            "an empty path below {}",
+            root.display()
+        )));
+    }
+    while let Some(component) = components.next() {
+        let Component::Normal(name) = component else {
+            return Err(io::Error::other(format!(
+                "{} leaves {} (only plain names are allowed below it)",
+                relative.display(),
+                root.display()
+            )));
+        };
+        full.push(name);
+        let meta = match std::fs::symlink_metadata(&full) {
+            Ok(meta) => meta,
+            // Nothing there yet: nothing below it can be a link either.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(root.join(relative)),
+            Err(error) => return Err(error),
+        };
+        let last = components.peek().is_none();
+        if meta.file_type().is_symlink() {
+            return Err(io::Error::other(format!(
+                "{} is a symlink (to {}); the runner never writes, moves or deletes through a \
+                 link: remove it (or make it a real folder) and run again",
+                full.display(),
+                std::fs::read_link(&full)
+                    .map(|target| target.display().to_string())
+                    .unwrap_or_else(|_| "?".to_owned())
+            )));
+        }
+        if !last && !meta.is_dir() {
+            return Err(io::Error::other(format!(
+                "{} is not a folder (a file is in the way)",
+                full.display()
+            )));
+        }
+    }
+    Ok(full)
+}
+
+/// Every symlink at or below `path` (not followed), at most `limit` of
+/// them: a tree a process other than the runner will write into (a
+/// generator, a build script) must have none, as the runner cannot stop
+/// that process from following one.
+pub fn symlinks_below(path: &Path, limit: usize) -> io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        let meta = match std::fs::symlink_metadata(&next) {
+            Ok(meta) => meta,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(error),
+        };
+        if meta.file_type().is_symlink() {
+            found.push(next);
+            if found.len() >= limit {
+                break;
+            }
+        } else if meta.is_dir() {
+            for entry in std::fs::read_dir(&next)? {
+                stack.push(entry?.path());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 /// Whether `path` is `root` or inside it, compared component by component
 /// after both are made absolute and free of `..`, without touching the disk.
 pub fn is_within(path: &Path, root: &Path) -> bool {
@@ -236,6 +323,36 @@ fn normalize(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inside_refuses_a_link_on_the_way_and_at_the_end() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("real/deeper")).expect("mkdir");
+        std::fs::create_dir(&outside).expect("mkdir");
+        std::os::unix::fs::symlink(&outside, root.join("link")).expect("link");
+        std::os::unix::fs::symlink(&outside, root.join("real/last")).expect("link");
+        std::fs::write(root.join("file"), "x").expect("write");
+        assert_eq!(
+            inside(&root, Path::new("real/deeper/new")).expect("fine"),
+            root.join("real/deeper/new")
+        );
+        assert_eq!(
+            inside(&root, Path::new("file")).expect("a file at the end"),
+            root.join("file")
+        );
+        for bad in ["link", "link/x", "real/last", "file/x", "../x", "/etc", ""] {
+            let error = inside(&root, Path::new(bad)).unwrap_err();
+            if bad.starts_with("link") || bad == "real/last" {
+                assert!(error.to_string().contains("is a symlink"), "{bad}: {error}");
+            }
+        }
+        assert_eq!(
+            symlinks_below(&root, 10).expect("walk"),
+            vec![root.join("link"), root.join("real/last")]
+        );
+    }
 
     #[test]
     fn hostile_paths_are_refused() {

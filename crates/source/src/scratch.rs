@@ -248,10 +248,12 @@ fn remove_others(
     let entries = std::fs::read_dir(&dir).map_err(|error| SourceError::io("list", &dir, error))?;
     for entry in entries.flatten() {
         let path = relative.join(entry.file_name());
-        let meta = entry
-            .metadata()
+        // The entry itself, not what a link points at: a link is removed
+        // as a file, never descended into.
+        let kind = entry
+            .file_type()
             .map_err(|error| SourceError::io("read", entry.path(), error))?;
-        if meta.is_dir() {
+        if kind.is_dir() {
             remove_others(root, &path, kept)?;
         } else if !kept.contains(&path) {
             std::fs::remove_file(entry.path())

@@ -31,8 +31,47 @@ fn bisect(w: &World, good: &str, bad: &str, cargo_hangs: bool) -> Call {
     }
 }
 
+/// A bisect whose BAD no longer lists the harness (renamed): the fake
+/// cargo builds, at the head commit, a program whose `list` leaves it out.
+fn bisect_renamed(w: &World, t: &Tools) -> super::cases::Played {
+    let mut call = bisect(w, "HEAD~1", "HEAD", false);
+    let renamed = w.fakes.join("program-renamed");
+    w.script(
+        &renamed,
+        &format!(
+            "#!/bin/bash\nif [ \"$1\" = list ]; then {program} list | grep -vx '{HARNESS}'; \
+             exit 0; fi\nexec {program} \"$@\"\n",
+            program = w.program.display()
+        ),
+    );
+    let base = w.cargo_of(&w.program, false);
+    let at_base = w.fakes.join("cargo-base");
+    std::fs::rename(&base, &at_base).expect("rename");
+    let head = w.cargo_of(&renamed, false);
+    let at_head = w.fakes.join("cargo-head");
+    std::fs::rename(&head, &at_head).expect("rename");
+    let cargo = w.fakes.join("cargo-renames");
+    w.script(
+        &cargo,
+        &format!(
+            "#!/bin/bash\nif grep -qx head README.md 2>/dev/null; then exec {} \"$@\"; fi\n\
+             exec {} \"$@\"\n",
+            at_head.display(),
+            at_base.display()
+        ),
+    );
+    call.env[0] = ("CARGO", cargo.display().to_string());
+    w.play(t, &call)
+}
+
 pub fn all() -> Vec<Case> {
     vec![
+        case(
+            "bisect: BAD no longer has the harness (renamed)",
+            2,
+            "has no harness calibration::spin_1m",
+            bisect_renamed,
+        ),
         case(
             "bisect: GOOD is not an ancestor of BAD",
             2,
@@ -49,7 +88,17 @@ pub fn all() -> Vec<Case> {
             "bisect: the same count at both ends",
             1,
             "no step",
-            |w: &World, t: &Tools| w.play(t, &bisect(w, "HEAD~1", "HEAD", false)),
+            |w: &World, t: &Tools| {
+                let mut played = w.play(t, &bisect(w, "HEAD~1", "HEAD", false));
+                // In a log (not a terminal) stdout and stderr meet: every
+                // printed result must end its line.
+                if !played.ended.stdout.ends_with('\n') {
+                    played
+                        .problems
+                        .push("stdout does not end with a newline (lines glue in a log)".into());
+                }
+                played
+            },
         ),
         case(
             "bisect, SIGINT while cargo builds GOOD",

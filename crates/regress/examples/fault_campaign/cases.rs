@@ -174,6 +174,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(super::interrupt_cases::all());
     cases.extend(super::diff_cases::all());
     cases.extend(super::bisect_cases::all());
+    cases.extend(super::hostile_cases::all());
     cases
 }
 

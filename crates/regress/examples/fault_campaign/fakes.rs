@@ -20,6 +20,8 @@ pub enum Valgrind {
     Works,
     /// Works, and leaves a sleeping grandchild behind.
     LeavesGrandchild,
+    /// Works, and leaves a daemon behind (`setsid`: out of its group).
+    LeavesDaemon,
     /// Starts a sleeping grandchild and waits for it: hangs.
     Hangs,
     /// Dies of SIGSEGV.
@@ -69,6 +71,9 @@ printf 'desc: fake\ncmd: ./harness\nevents: Ir\nfl=harnesses/src/fake.rs\nfn=fak
         let body = match mode {
             Valgrind::Works => program_run.to_owned(),
             Valgrind::LeavesGrandchild => format!("{program_run}\n(sleep 300 &)\n"),
+            Valgrind::LeavesDaemon => {
+                format!("{program_run}\nsetsid sleep 300 </dev/null >/dev/null 2>&1 &\n")
+            }
             Valgrind::Hangs => HANG.to_owned(),
             Valgrind::Crashes => "kill -SEGV $$".to_owned(),
             Valgrind::RunsNothing => "exit 0".to_owned(),

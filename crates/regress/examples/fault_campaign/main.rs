@@ -20,6 +20,7 @@ mod bisect_cases;
 mod cases;
 mod diff_cases;
 mod fakes;
+mod hostile_cases;
 mod interrupt_cases;
 mod world;
 

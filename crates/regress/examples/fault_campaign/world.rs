@@ -110,10 +110,20 @@ impl World {
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
                 if kind.is_dir() {
                     stack.push(path);
+                } else if kind.is_symlink() {
+                    // A link is its target (what it points at is snapshotted
+                    // where it is, when below the case folder).
+                    let target = std::fs::read_link(&path).unwrap_or_default();
+                    target.hash(&mut hasher);
+                    files.insert(relative, (0, hasher.finish()));
+                } else if !kind.is_file() {
+                    // A FIFO or another special file: never opened (a read
+                    // would block), kept as there or not.
+                    files.insert(relative, (0, 0));
                 } else if let Ok(bytes) = std::fs::read(&path) {
-                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
                     bytes.hash(&mut hasher);
                     files.insert(relative, (bytes.len() as u64, hasher.finish()));
                 }

@@ -10,6 +10,14 @@ pub enum BisectError {
     #[error("no harness is named {harness:?} at GOOD; `cargo run -p regress -- list` shows the names (bisect takes exactly one)")]
     UnknownHarness { harness: String },
 
+    #[error(
+        "BAD {revision} has no harness {harness}: it was renamed or removed between GOOD and \
+         BAD, so no count of BAD can be compared with GOOD's.\n  \
+         Bisect the name BAD has (`cargo run -p regress -- list` at BAD), or pick a BAD that \
+         still has {harness}."
+    )]
+    MissingAtBad { harness: String, revision: String },
+
     #[error("{0}")]
     Undecided(String),
 

@@ -213,6 +213,7 @@ impl Plan {
             measured: 0,
             cached: 0,
             skipped: Vec::new(),
+            missing: Vec::new(),
         };
         progress(&format!(
             "bisect {} over {} revisions of {} (GOOD, then BAD's first-parent line); at most {} \
@@ -290,6 +291,14 @@ impl Plan {
                     ),
                 )
             }
+            Outcome::Undecided { .. }
+                if probe.missing.contains(&(self.line.revisions.len() - 1)) =>
+            {
+                return Err(BisectError::MissingAtBad {
+                    harness: self.harness.to_string(),
+                    revision: self.line.revisions.last().expect("BAD").title.clone(),
+                });
+            }
             Outcome::Undecided {
                 candidates,
                 moved_known,
@@ -365,6 +374,8 @@ struct Prober<'a> {
     measured: usize,
     cached: usize,
     skipped: Vec<(String, String)>,
+    /// The positions whose program builds but lacks the harness.
+    missing: Vec<usize>,
 }
 
 impl Prober<'_> {
@@ -400,6 +411,7 @@ impl Prober<'_> {
                 program
             }
             Built::Program(_) => {
+                self.missing.push(position);
                 let reason = format!("its program has no harness {}", self.plan.harness);
                 return Ok(self.skip(&label, reason));
             }

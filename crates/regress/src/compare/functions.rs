@@ -115,6 +115,13 @@ pub fn origin_deltas(functions: &[FunctionDelta]) -> Vec<OriginDelta> {
     origins
 }
 
+/// A harness whose count drops by more than this share of its base count
+/// needs a maintainer's acknowledgement ([`HarnessDiff::attention`]): real
+/// optimisations of a whole API path rarely halve it, while a harness that
+/// stopped doing its work (an early return, a skipped handshake) drops by
+/// nearly 100 %.
+pub const IMPLAUSIBLE_DROP_PERCENT: u8 = 50;
+
 /// A harness's verdict: the judge's, for a harness measured on both
 /// sides, or one of the cases only a diff has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -317,6 +324,38 @@ impl HarnessDiff {
             || super::figure_deltas::regressed(&self.figures)
                 .next()
                 .is_some()
+    }
+
+    /// Why a maintainer must look at this harness before the gate passes,
+    /// if they must: a harness on one side only (a rename, or a harness a
+    /// pull request dropped, walks around its own threshold), or a drop
+    /// beyond [`IMPLAUSIBLE_DROP_PERCENT`] (a harness made to measure
+    /// nothing passes as "improved"). A plain comparison cannot tell these
+    /// from real changes, so the diff asks, and `--accept NAME` answers.
+    pub fn attention(&self) -> Option<String> {
+        match (self.verdict, self.base, self.head) {
+            (Verdict::Removed, _, _) => Some(
+                "removed: the head no longer has this harness (renamed or deleted), so nothing \
+                 gates its path any more"
+                    .to_owned(),
+            ),
+            (Verdict::Added, _, _) => Some(
+                "added: the base has no such harness, so its count is judged against nothing"
+                    .to_owned(),
+            ),
+            (Verdict::Judged(Change::Improved), Some(base), Some(head))
+                if u128::from(head) * 100
+                    < u128::from(base) * (100 - u128::from(IMPLAUSIBLE_DROP_PERCENT)) =>
+            {
+                Some(format!(
+                    "dropped by {} (more than {IMPLAUSIBLE_DROP_PERCENT} %): check the head \
+                     still runs the whole path before taking it as an improvement",
+                    self.percent()
+                        .map_or_else(|| "-".to_owned(), |p| format!("{p:.1} %"))
+                ))
+            }
+            _ => None,
+        }
     }
 
     /// The relative change in percent, when there is one.

@@ -33,5 +33,6 @@ pub use figure_deltas::{
 };
 pub use functions::{
     function_deltas, origin_deltas, sort, FunctionDelta, HarnessDiff, OriginDelta, Verdict,
+    IMPLAUSIBLE_DROP_PERCENT,
 };
 pub use normalize::{Normalizer, Rule, AWS_LC_PREFIX_PATTERN, HASH_PATTERN, PLACE_PATTERN};

@@ -18,6 +18,15 @@ pub enum DiffError {
     },
 
     #[error(
+        "the head changes how it is built: {files} differ between base and head, so each side \
+         would be built with another compiler or other cargo flags, and the diff would measure \
+         that too.\n  \
+         Land the build change on its own first, or, to measure the change of toolchain itself \
+         (never in the PR gate), pass --allow-build-change."
+    )]
+    BuildConfigChanged { files: String },
+
+    #[error(
         "no harness of either commit matches {filters:?}.\n  \
          `cargo run -p regress -- list` shows the harness names."
     )]

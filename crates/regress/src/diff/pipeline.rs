@@ -63,7 +63,22 @@ pub struct DiffRequest {
     /// `CARGO_TARGET_DIR`, else `target/regress-diff/target`; see
     /// [`super::build`]).
     pub target_dir: Option<PathBuf>,
+    /// Accept a head that changes how it is built ([`BUILD_CONFIG`]): for
+    /// a local diff of a toolchain upgrade, never in the PR gate.
+    pub allow_build_change: bool,
 }
+
+/// The files that choose how a side is built: its compiler
+/// (`rust-toolchain*`) and cargo's flags (`.cargo/config*`, where the flags
+/// that make aws-lc deterministic are set). Each side's own are used for
+/// its build, so a head that changes one would choose its own compiler or
+/// flags: the diff refuses it unless asked ([`DiffRequest::allow_build_change`]).
+pub const BUILD_CONFIG: &[&str] = &[
+    "rust-toolchain.toml",
+    "rust-toolchain",
+    ".cargo/config.toml",
+    ".cargo/config",
+];
 
 /// A diff whose refs have been checked.
 #[derive(Debug)]
@@ -88,6 +103,14 @@ impl Plan {
                 reference: format!("merge base of {} and {}", base.reference, head.reference),
                 commit: merge_base,
             };
+        }
+        if !request.allow_build_change {
+            let changed = repo.changed_between(&base, &head, BUILD_CONFIG)?;
+            if !changed.is_empty() {
+                return Err(DiffError::BuildConfigChanged {
+                    files: changed.join(", "),
+                });
+            }
         }
         Ok(Plan {
             repo,

@@ -25,9 +25,16 @@ use crate::report::Table;
 const TEXT_FUNCTIONS: usize = 8;
 /// Functions listed per changed harness in the Markdown.
 const MARKDOWN_FUNCTIONS: usize = 15;
-/// GitHub refuses comments over 65,536 characters; the per-harness details
-/// stop well before, and the table always fits.
+/// GitHub refuses comments over 65,536 characters. The parts of the
+/// comment have budgets in bytes (a character is at least one), which
+/// together stay below it with room for the fixed text: the problems, the
+/// harnesses that need acknowledging, the table, then the details.
+const PROBLEMS_BUDGET: usize = 8_000;
+const ATTENTION_BUDGET: usize = 14_000;
+const TABLE_BUDGET: usize = 44_000;
 const MARKDOWN_BUDGET: usize = 60_000;
+/// GitHub's limit on a comment's length, in characters.
+pub const MAX_COMMENT_CHARS: usize = 65_536;
 
 /// The relative change, `+5.00%`, or `0.00%`, or `-` when there is none.
 fn percent(harness: &HarnessDiff) -> String {
@@ -194,9 +201,18 @@ pub fn text(report: &DiffReport) -> String {
     for problem in &report.problems {
         let _ = writeln!(out, "\nproblem: {problem}");
     }
+    let attention = report.attention();
+    for (harness, why) in &attention {
+        let _ = writeln!(out, "\nneeds a maintainer: {harness} {why}");
+    }
+    let regressions = report.harnesses.iter().any(HarnessDiff::regressed);
     let verdict = match report.outcome() {
         Outcome::Clean => "nothing regressed beyond its threshold",
-        Outcome::Regressed => "a harness regressed beyond its threshold",
+        Outcome::Regressed if regressions => "a harness regressed beyond its threshold",
+        Outcome::Regressed => {
+            "nothing regressed beyond its threshold, but a harness needs a maintainer's \
+             acknowledgement (--accept NAME)"
+        }
         Outcome::Incomplete => "the diff is incomplete (see the errors above)",
     };
     let _ = writeln!(out, "\n{}: {verdict}", tally(report));
@@ -224,9 +240,32 @@ pub const COMMENT_MARKER: &str = "<!-- regress-diff -->";
 /// the start; `None` should it ever occur elsewhere (the comment must then
 /// not be posted).
 pub fn comment(report: &DiffReport) -> Option<String> {
-    let body = format!("{COMMENT_MARKER}\n{}", markdown(report));
+    let mut body = format!("{COMMENT_MARKER}\n{}", markdown(report));
+    if body.chars().count() > MAX_COMMENT_CHARS {
+        // The budgets keep every report below the limit; should one not
+        // be, the comment still fits and says where everything is.
+        body = format!(
+            "{COMMENT_MARKER}\n### Instruction counts: {}\n\nThe full report does not fit in \
+             a comment: `report.md` and `report.json` are in the run's artifacts.\n",
+            tally(report)
+        );
+    }
     (body.matches(COMMENT_MARKER).count() == 1 && !body[COMMENT_MARKER.len()..].contains("<!--"))
         .then_some(body)
+}
+
+/// Keeps `items` (rendered lines) while `out` stays under `budget` bytes;
+/// returns how many did not fit.
+fn push_within(out: &mut String, items: impl Iterator<Item = String>, budget: usize) -> usize {
+    let mut omitted = 0;
+    for item in items {
+        if omitted > 0 || out.len() + item.len() > budget {
+            omitted += 1;
+            continue;
+        }
+        out.push_str(&item);
+    }
+    omitted
 }
 
 /// The pull request comment's Markdown (and the job summary).
@@ -238,6 +277,9 @@ pub fn markdown(report: &DiffReport) -> String {
         .unwrap_or(0);
     let headline = match report.outcome() {
         Outcome::Incomplete => "⚠️ Instruction counts: the diff is incomplete".to_owned(),
+        Outcome::Regressed if regressions == 0 => {
+            "🟠 Instruction counts: a harness needs a maintainer's acknowledgement".to_owned()
+        }
         Outcome::Regressed => format!(
             "🔴 Instruction counts: {regressions} regression{} beyond the threshold",
             if regressions == 1 { "" } else { "s" }
@@ -269,15 +311,53 @@ pub fn markdown(report: &DiffReport) -> String {
     if let Some(sources) = &report.sources {
         out.push_str(&sources.markdown());
     }
-    for problem in &report.problems {
-        let _ = writeln!(out, "> [!WARNING]\n> {}\n", code(problem));
+    // Each part has a budget, so that the comment always fits GitHub's
+    // limit whatever the report holds (100 problems of 16 KiB, 10,000
+    // harnesses): what does not fit is counted, and `report.json` (the
+    // run's artifact) has it all.
+    let omitted = push_within(
+        &mut out,
+        report
+            .problems
+            .iter()
+            .map(|problem| format!("> [!WARNING]\n> {}\n\n", code(problem))),
+        PROBLEMS_BUDGET,
+    );
+    if omitted > 0 {
+        let _ = writeln!(
+            out,
+            "> [!WARNING]\n> {omitted} more problems do not fit in a comment; `report.json` \
+             has them all.\n"
+        );
+    }
+    let attention = report.attention();
+    if !attention.is_empty() {
+        let _ = writeln!(
+            out,
+            "> [!CAUTION]\n> {} harness{} need{} a maintainer's acknowledgement before the gate \
+             passes (`--accept NAME`):",
+            attention.len(),
+            if attention.len() == 1 { "" } else { "es" },
+            if attention.len() == 1 { "s" } else { "" },
+        );
+        let omitted = push_within(
+            &mut out,
+            attention
+                .iter()
+                .map(|(harness, why)| format!("> - {} {why}\n", code(harness))),
+            ATTENTION_BUDGET,
+        );
+        if omitted > 0 {
+            let _ = writeln!(out, "> - and {omitted} more (see `report.json`)");
+        }
+        out.push('\n');
     }
 
     out.push_str(
         "| harness | base | head | change | % | verdict | mostly in | figures beyond threshold |\n",
     );
     out.push_str("|:---|---:|---:|---:|---:|:---|:---|:---|\n");
-    for harness in &report.harnesses {
+    let rows = report.harnesses.iter().map(|harness| {
         let (change, percent) = if harness.significant {
             (
                 format!("**{}**", change(harness)),
@@ -286,9 +366,8 @@ pub fn markdown(report: &DiffReport) -> String {
         } else {
             (change(harness), percent(harness))
         };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {change} | {percent} | {} {} | {} | {} |",
+        format!(
+            "| {} | {} | {} | {change} | {percent} | {} {} | {} | {} |\n",
             code(&harness.harness),
             optional(harness.base),
             optional(harness.head),
@@ -296,6 +375,14 @@ pub fn markdown(report: &DiffReport) -> String {
             harness.verdict.label().to_lowercase(),
             origins(harness, 2),
             super::render_figures::summary(harness),
+        )
+    });
+    let omitted = push_within(&mut out, rows, TABLE_BUDGET);
+    if omitted > 0 {
+        let _ = writeln!(
+            out,
+            "\n_{omitted} more harnesses (the smallest changes) do not fit in a comment; \
+             `report.json` and `report.md` in the run's artifacts have them all._"
         );
     }
 
@@ -513,6 +600,51 @@ mod tests {
             text.contains("a harness regressed beyond its threshold"),
             "{text}"
         );
+    }
+
+    /// A report at the limits `diff-comment` accepts (10,000 harnesses,
+    /// each with functions, 100 problems of 16 KiB, every harness
+    /// removed or added) renders a comment within GitHub's limit.
+    #[test]
+    fn the_comment_fits_at_the_validators_limits() {
+        let functions: Vec<FunctionDelta> = (0..10)
+            .map(|i| FunctionDelta {
+                file: "f".repeat(4_000),
+                function: format!("{}{i}", "g".repeat(4_000)),
+                origin: Origin::Harness,
+                base: 1,
+                head: 100_000_001,
+                delta: 100_000_000,
+            })
+            .collect();
+        let mut harnesses = Vec::new();
+        for i in 0..10_000 {
+            let name = name(&format!("a{i}::very_long_harness_name_{i}"));
+            harnesses.push(match i % 3 {
+                0 => HarnessDiff::compared(
+                    &name,
+                    1_000_000_000,
+                    1_100_000_000,
+                    Threshold::default(),
+                    functions.clone(),
+                ),
+                1 => HarnessDiff::one_sided(&name, Some(5), None, Threshold::default()),
+                _ => HarnessDiff::one_sided(&name, None, Some(5), Threshold::default()),
+            });
+        }
+        let mut report = report(harnesses, Vec::new());
+        report.problems = (0..100)
+            .map(|i| format!("{i}{}", "é".repeat(8_000)))
+            .collect();
+        crate::diff::untrusted::check(&report).expect("within the validator's limits");
+        let body = comment(&report).expect("one marker");
+        assert!(
+            body.chars().count() <= MAX_COMMENT_CHARS,
+            "{} characters",
+            body.chars().count()
+        );
+        assert!(body.contains("do not fit in a comment"), "{body}");
+        assert!(body.contains("need a maintainer's acknowledgement"));
     }
 
     #[test]

@@ -56,14 +56,37 @@ pub struct DiffReport {
 
 impl DiffReport {
     /// How the diff ended: an error outranks a regression.
+    /// A harness that needs a maintainer's acknowledgement
+    /// ([`HarnessDiff::attention`]) counts as a regression until it is
+    /// accepted ([`DiffReport::outcome_accepting`]): the gate never passes
+    /// silently over a harness that vanished, appeared, or stopped working.
     pub fn outcome(&self) -> Outcome {
+        self.outcome_accepting(&[])
+    }
+
+    /// [`DiffReport::outcome`], with the harnesses a maintainer accepted
+    /// (`--accept NAME`) no longer held against the gate.
+    pub fn outcome_accepting(&self, accepted: &[String]) -> Outcome {
         if !self.problems.is_empty() || self.harnesses.iter().any(|h| h.error.is_some()) {
             Outcome::Incomplete
-        } else if self.harnesses.iter().any(HarnessDiff::regressed) {
+        } else if self.harnesses.iter().any(HarnessDiff::regressed)
+            || self
+                .attention()
+                .iter()
+                .any(|(harness, _)| !accepted.iter().any(|name| name == harness.as_str()))
+        {
             Outcome::Regressed
         } else {
             Outcome::Clean
         }
+    }
+
+    /// Every harness that needs a maintainer's acknowledgement, and why.
+    pub fn attention(&self) -> Vec<(&crate::HarnessName, String)> {
+        self.harnesses
+            .iter()
+            .filter_map(|harness| Some((&harness.harness, harness.attention()?)))
+            .collect()
     }
 
     /// How many harnesses have each verdict.
@@ -94,6 +117,7 @@ impl DiffReport {
         };
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|error| bad(format!("not JSON ({error})")))?;
+        limits::refuse_duplicate_keys(&text).map_err(bad)?;
         match value.get("schema").and_then(serde_json::Value::as_u64) {
             Some(schema) if schema == u64::from(DIFF_SCHEMA) => {}
             Some(schema) => {
@@ -270,7 +294,7 @@ pub(crate) mod tests {
             "boom".into(),
         ));
         assert_eq!(failed.outcome(), Outcome::Incomplete);
-        // Added and removed harnesses are reported, not failures.
+        // Added and removed harnesses fail the gate until accepted.
         let one_sided = report(
             vec![HarnessDiff::one_sided(
                 &name("a::new"),
@@ -280,7 +304,23 @@ pub(crate) mod tests {
             )],
             vec![],
         );
-        assert_eq!(one_sided.outcome(), Outcome::Clean);
+        assert_eq!(one_sided.outcome(), Outcome::Regressed);
+        assert_eq!(
+            one_sided.outcome_accepting(&["a::new".to_owned()]),
+            Outcome::Clean
+        );
+        // A drop of more than half passes only when accepted; one of half
+        // is an improvement like any other.
+        let gone = report(vec![compared("a::b", 3_000_081, 84)], vec![]);
+        assert_eq!(gone.outcome(), Outcome::Regressed);
+        let (name, why) = &gone.attention()[0];
+        assert_eq!(name.as_str(), "a::b");
+        assert!(why.contains("-100.0 %") && why.contains("50 %"), "{why}");
+        assert_eq!(gone.outcome_accepting(&["a::b".to_owned()]), Outcome::Clean);
+        let halved = report(vec![compared("a::b", 3_000_000, 1_500_000)], vec![]);
+        assert_eq!(halved.outcome(), Outcome::Clean);
+        let more = report(vec![compared("a::b", 3_000_000, 1_499_999)], vec![]);
+        assert_eq!(more.outcome(), Outcome::Regressed);
     }
 
     #[test]

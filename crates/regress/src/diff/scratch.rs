@@ -86,7 +86,14 @@ pub(super) fn begin(
     outputs: &Path,
     waiting: impl FnOnce(),
 ) -> Result<(PathBuf, DiffLock), DiffError> {
-    let scratch = root.join("target").join("regress-diff");
+    // Everything the diff writes, moves or removes is below these two
+    // folders: neither may be reached through a link, nor may the folder
+    // the previous outputs wait in (which is emptied and removed).
+    let workspace = crate::workspace::Workspace::new(root);
+    let scratch = workspace.own(Path::new("target/regress-diff"))?;
+    if let Ok(relative) = outputs.strip_prefix(root) {
+        workspace.own(&relative.join(PREVIOUS))?;
+    }
     std::fs::create_dir_all(&scratch)
         .map_err(|source| DiffError::io("create the folder", &scratch, source))?;
     let mut lock = lock(&scratch, waiting)?;
@@ -162,7 +169,17 @@ impl DiffLock {
         std::fs::create_dir_all(outputs)
             .map_err(|source| DiffError::io("create the folder", outputs, source))?;
         let previous = outputs.join(PREVIOUS);
-        if previous.is_dir() {
+        let previous_kind = std::fs::symlink_metadata(&previous).map(|meta| meta.file_type());
+        if previous_kind.as_ref().is_ok_and(|kind| !kind.is_dir()) {
+            return Err(crate::MeasureError::UnsafePath {
+                path: previous,
+                reason: "it is not a folder the diff made (a link or a file): remove it and run \
+                         again; the diff never empties or follows it"
+                    .to_owned(),
+            }
+            .into());
+        }
+        if previous_kind.is_ok() {
             // A diff killed outright (no chance to clean up) left `.previous`
             // with the last complete outputs, and its own partial ones beside.
             for (_, path) in ours(outputs) {

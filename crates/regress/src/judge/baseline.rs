@@ -68,7 +68,8 @@ pub enum BaselineError {
 
     #[error(
         "cannot write the baseline {path}: {source}\n  \
-         No baseline was changed: the files this bless had written before were put back."
+         No baseline was changed: a bless replaces the whole set of baselines in one step, \
+         or none of it."
     )]
     Write {
         path: PathBuf,

@@ -1,8 +1,10 @@
 //! `regress bless`: recording measurements as baselines, all or nothing.
 //!
-//! Every file is loaded and checked before any is written, and a write that
-//! fails (a full disk) puts back the files written before it, so a bless of
-//! many harnesses never leaves some updated and some not.
+//! Every file is loaded and checked before any is written; the new set of
+//! baselines is then made beside the old one and swapped in by one rename
+//! ([`atomic_file::replace_in_folder`]), so a bless of many harnesses never
+//! leaves some updated and some not: not on an error (a full disk), not on
+//! Ctrl-C, not when the process is killed outright.
 
 use std::path::{Path, PathBuf};
 
@@ -35,16 +37,14 @@ pub fn bless(dir: &Path, measurement: &Measurement) -> Result<Blessed, BaselineE
 /// One file's part in a bless: what it held, and what it will hold.
 struct Plan {
     path: PathBuf,
-    /// The file's bytes before (`None`: there was no file).
-    before: Option<Vec<u8>>,
     /// The new text, `None` when the entry is already there.
     after: Option<String>,
     outcome: Blessed,
 }
 
 /// Records every measurement as [`bless`] does, all or nothing: every file
-/// is loaded and checked before any is written, and a write that fails
-/// (a full disk) puts back the files written before it.
+/// is loaded and checked before any is written, and the folder's new set
+/// of files replaces the old one in one step.
 pub fn bless_all(dir: &Path, measurements: &[Measurement]) -> Result<Vec<Blessed>, BaselineError> {
     let plans = measurements
         .iter()
@@ -57,21 +57,19 @@ pub fn bless_all(dir: &Path, measurements: &[Measurement]) -> Result<Vec<Blessed
             source,
         })?;
     }
-    for (index, plan) in plans.iter().enumerate() {
-        let Some(text) = &plan.after else { continue };
-        if let Err(source) = atomic_file::write(&plan.path, text.as_bytes()) {
-            for written in plans[..index].iter().filter(|p| p.after.is_some()) {
-                let _ = match &written.before {
-                    Some(bytes) => atomic_file::write(&written.path, bytes),
-                    None => std::fs::remove_file(&written.path)
-                        .map_err(|source| crate::MeasureError::io("remove", &written.path, source)),
-                };
-            }
-            return Err(BaselineError::Write {
-                path: plan.path.clone(),
-                source: Box::new(source),
-            });
-        }
+    let changes: Vec<(PathBuf, Vec<u8>)> = plans
+        .iter()
+        .filter_map(|plan| {
+            let text = plan.after.as_ref()?;
+            let name = plan.path.file_name()?;
+            Some((PathBuf::from(name), text.clone().into_bytes()))
+        })
+        .collect();
+    if !changes.is_empty() {
+        atomic_file::replace_in_folder(dir, &changes).map_err(|source| BaselineError::Write {
+            path: dir.to_path_buf(),
+            source: Box::new(source),
+        })?;
     }
     Ok(plans.into_iter().map(|plan| plan.outcome).collect())
 }
@@ -86,14 +84,6 @@ fn plan(dir: &Path, measurement: &Measurement) -> Result<Plan, BaselineError> {
         metrics: measurement.metrics.clone(),
     };
     let loaded = BaselineFile::load(dir, &measurement.harness)?;
-    let before = match &loaded {
-        None => None,
-        Some(_) => Some(std::fs::read(&path).map_err(|source| BaselineError::Io {
-            action: "read",
-            path: path.clone(),
-            source,
-        })?),
-    };
     let (file, outcome) = match loaded {
         None => (
             BaselineFile {
@@ -147,7 +137,6 @@ fn plan(dir: &Path, measurement: &Measurement) -> Result<Plan, BaselineError> {
     };
     Ok(Plan {
         path,
-        before,
         after,
         outcome,
     })

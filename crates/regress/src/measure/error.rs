@@ -150,6 +150,16 @@ pub enum MeasureError {
     )]
     NoWorkspace { start: PathBuf },
 
+    #[error(
+        "REGRESS_ROOT={value:?} {problem}.\n  \
+         Set REGRESS_ROOT to the project's root (the folder holding Cargo.lock and baselines/), \
+         or unset it to find the root from the current folder."
+    )]
+    BadRoot { value: PathBuf, problem: String },
+
+    #[error("refusing to use {path}: {reason}")]
+    UnsafePath { path: PathBuf, reason: String },
+
     #[error(transparent)]
     HarnessName(#[from] crate::harness_name::InvalidHarnessName),
 

@@ -105,6 +105,32 @@ impl Repo {
         )?)
     }
 
+    /// Which of `paths` differ between two commits (added, removed or
+    /// changed).
+    pub fn changed_between(
+        &self,
+        base: &Commit,
+        head: &Commit,
+        paths: &[&str],
+    ) -> Result<Vec<String>, ProgramError> {
+        let mut args = vec![
+            "diff".to_owned(),
+            "--no-ext-diff".to_owned(),
+            "--no-renames".to_owned(),
+            "--name-only".to_owned(),
+            base.commit.clone(),
+            head.commit.clone(),
+            "--".to_owned(),
+        ];
+        args.extend(paths.iter().map(|path| (*path).to_owned()));
+        let output = self.run_as(Role::Work, args)?;
+        Ok(String::from_utf8_lossy(&output)
+            .lines()
+            .filter(|line| !line.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+
     /// Whether tracked files have changes that are not committed (they are
     /// not part of any commit, so a diff does not measure them). Runs
     /// without the optional index refresh, so even this look leaves the

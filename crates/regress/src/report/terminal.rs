@@ -40,11 +40,16 @@ impl Reporter {
         }
     }
 
-    /// A result: to stdout, as is.
+    /// A result: to stdout, as is, ending with a newline (added when the
+    /// text lacks one), so that in a log, where stdout and stderr meet, the
+    /// next line never runs on after it.
     pub fn print(&self, text: &str) {
         self.suspended(|| {
             let mut stdout = std::io::stdout().lock();
             let _ = stdout.write_all(text.as_bytes());
+            if !text.is_empty() && !text.ends_with('\n') {
+                let _ = stdout.write_all(b"\n");
+            }
             let _ = stdout.flush();
         });
     }

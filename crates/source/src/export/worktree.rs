@@ -164,6 +164,19 @@ pub(crate) fn copy_work_tree(
                 .symlink(&placed, link.as_os_str())
                 .map_err(|error| SourceError::io("create the symlink", &target, error))?;
         } else if meta.is_file() {
+            if kind == Listed::Untracked && meta.len() > MAX_UNTRACKED_BYTES {
+                return Err(SourceError::UnsafeContent {
+                    what: "an untracked file",
+                    repo: checkout.to_path_buf(),
+                    reason: format!(
+                        "{placed} is {} MiB, more than the {} MiB an untracked file of an \
+                         exported working tree may have; move it out of the checkout, add it \
+                         to .gitignore, or compare a commit instead",
+                        meta.len() >> 20,
+                        MAX_UNTRACKED_BYTES >> 20
+                    ),
+                });
+            }
             let executable = meta.permissions().mode() & 0o111 != 0;
             hash.entry(if executable { b'x' } else { b'f' }, &placed, meta.len());
             let file =
@@ -171,6 +184,7 @@ pub(crate) fn copy_work_tree(
             let mut reader = Hashing {
                 inner: file.take(meta.len()),
                 hash: &mut hash.0,
+                cancelled: git.limits().cancelled,
             };
             let written = writer
                 .file(&placed, &mut reader, executable)
@@ -223,12 +237,56 @@ fn split_records(output: &[u8]) -> impl Iterator<Item = &[u8]> {
 struct Hashing<'a, R> {
     inner: R,
     hash: &'a mut Sha256,
+    /// Polled before every read (a few KiB), so that Ctrl-C stops even the
+    /// copy of a large file at once.
+    cancelled: Option<fn() -> bool>,
 }
 
 impl<R: Read> Read for Hashing<'_, R> {
     fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        if crate::process::interrupted() || self.cancelled.is_some_and(|cancelled| cancelled()) {
+            // Not `ErrorKind::Interrupted`, which `io::copy` retries.
+            return Err(std::io::Error::other("interrupted while copying"));
+        }
         let read = self.inner.read(buffer)?;
         self.hash.update(&buffer[..read]);
         Ok(read)
+    }
+}
+
+/// The largest untracked file copied from a working tree: a library's
+/// build never needs one this large (a core dump, a disk image, a capture
+/// left in the checkout), and copying gigabytes would take minutes.
+pub(crate) const MAX_UNTRACKED_BYTES: u64 = 256 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy stops at the first read after it is cancelled.
+    #[test]
+    fn a_cancelled_copy_stops_at_the_next_read() {
+        fn yes() -> bool {
+            true
+        }
+        let data = vec![0u8; 1 << 20];
+        let mut sha = Sha256::new();
+        let mut reader = Hashing {
+            inner: &data[..],
+            hash: &mut sha,
+            cancelled: Some(yes),
+        };
+        let error = std::io::copy(&mut reader, &mut std::io::sink()).unwrap_err();
+        assert!(error.to_string().contains("interrupted"), "{error}");
+        let mut sha = Sha256::new();
+        let mut reader = Hashing {
+            inner: &data[..],
+            hash: &mut sha,
+            cancelled: None,
+        };
+        assert_eq!(
+            std::io::copy(&mut reader, &mut std::io::sink()).expect("copy"),
+            1 << 20
+        );
     }
 }

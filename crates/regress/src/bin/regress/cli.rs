@@ -238,13 +238,27 @@ pub struct DiffArgs {
     /// target/regress-diff/, where the worktrees are.
     #[arg(long, value_name = "DIR")]
     pub target_dir: Option<PathBuf>,
+
+    /// Build each side with its own rust-toolchain.toml and .cargo/config.toml
+    /// even when the head changes them (to measure a toolchain change
+    /// locally); without it such a diff is refused.
+    #[arg(long)]
+    pub allow_build_change: bool,
+
+    /// Acknowledge a harness the gate holds for a maintainer's look: one
+    /// present on one side only (removed, added, renamed) or one whose count
+    /// dropped by more than half. Repeatable; naming a harness that needs no
+    /// acknowledgement is an error.
+    #[arg(long = "accept", value_name = "HARNESS")]
+    pub accept: Vec<String>,
 }
 
 /// `regress diff-merge`: one report from the reports of several shards.
 #[derive(Args)]
 #[command(after_help = "\
 Writes perf_outputs/diff/report.json and report.md, prints the table, and exits like \
-`regress diff`: 0, 1 for a regression, 2 when a shard is missing or a harness failed.")]
+`regress diff`: 0, 1 for a regression (or a harness that needs --accept), 2 when a shard is \
+missing or a harness failed.")]
 pub struct MergeArgs {
     /// The report.json of each shard.
     #[arg(value_name = "REPORT", required = true)]
@@ -253,6 +267,13 @@ pub struct MergeArgs {
     /// Also write the head's counts as Bencher Metric Format JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub bmf: Option<PathBuf>,
+
+    /// Acknowledge a harness the gate holds for a maintainer's look: one
+    /// present on one side only (removed, added, renamed) or one whose count
+    /// dropped by more than half. Repeatable; naming a harness that needs no
+    /// acknowledgement is an error.
+    #[arg(long = "accept", value_name = "HARNESS")]
+    pub accept: Vec<String>,
 }
 
 /// `regress diff-comment`: the pull request comment, from a report.json that

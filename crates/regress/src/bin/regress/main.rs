@@ -28,6 +28,9 @@ fn main() -> ExitCode {
     let reporter = Reporter::new();
     prepare_signals(&reporter);
     let result = run(cli, &reporter);
+    // A descendant that left its child's process group (a daemon a
+    // Valgrind wrapper started) was adopted: none may outlive the command.
+    regress::process::kill_adopted();
     if regress::process::interrupted() {
         // Whatever the command was doing when it stopped, the user asked it
         // to: 130, as a shell reports an interrupted command.
@@ -51,6 +54,12 @@ fn prepare_signals(reporter: &Reporter) {
         reporter.note(&format!(
             "warning: cannot handle Ctrl-C ({error}); an interrupted run may leave children \
              and scratch folders behind"
+        ));
+    }
+    if let Err(error) = regress::process::adopt_orphans() {
+        reporter.note(&format!(
+            "warning: cannot become the subreaper of child processes ({error}); a daemon a \
+             tool starts may outlive the command"
         ));
     }
     // SAFETY: setting a signal's disposition to "ignore" has no other effect.

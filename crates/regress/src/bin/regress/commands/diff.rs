@@ -37,11 +37,15 @@ pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
             filters: args.filters.harnesses,
             shard: args.shard,
             target_dir: args.target_dir,
+            allow_build_change: args.allow_build_change,
         },
     )?;
-    measure(context, args.bmf.as_deref(), |valgrind, timeout| {
-        plan.run(valgrind, timeout, context.workers(), context.reporter)
-    })
+    measure(
+        context,
+        args.bmf.as_deref(),
+        &args.accept,
+        |valgrind, timeout| plan.run(valgrind, timeout, context.workers(), context.reporter),
+    )
 }
 
 /// Finds Valgrind and its time limit (after the plan was checked), runs the
@@ -49,12 +53,13 @@ pub fn diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
 fn measure(
     context: &Context,
     bmf: Option<&Path>,
+    accept: &[String],
     run: impl FnOnce(&Valgrind, Duration) -> Result<DiffReport, regress::diff::DiffError>,
 ) -> anyhow::Result<Outcome> {
     let valgrind = context.valgrind()?;
     let timeout = cachegrind::timeout_from_env()?;
     let report = run(&valgrind, timeout)?;
-    publish(context, &report, bmf)
+    publish(context, &report, bmf, accept)
 }
 
 /// `regress diff --library NAME=PATH BASE [HEAD]`: the libraries and
@@ -94,9 +99,12 @@ fn library_diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
             target_dir: args.target_dir,
         },
     )?;
-    measure(context, args.bmf.as_deref(), |valgrind, timeout| {
-        plan.run(valgrind, timeout, context.workers(), context.reporter)
-    })
+    measure(
+        context,
+        args.bmf.as_deref(),
+        &args.accept,
+        |valgrind, timeout| plan.run(valgrind, timeout, context.workers(), context.reporter),
+    )
 }
 
 /// Merges shard reports and writes the merged report.
@@ -107,7 +115,7 @@ pub fn merge(context: &Context, args: &MergeArgs) -> anyhow::Result<Outcome> {
         .map(|path| DiffReport::read(path))
         .collect::<Result<Vec<_>, _>>()?;
     let report = DiffReport::merge(reports)?;
-    publish(context, &report, args.bmf.as_deref())
+    publish(context, &report, args.bmf.as_deref(), &args.accept)
 }
 
 /// Renders the pull request comment from a report read as hostile input.
@@ -128,8 +136,26 @@ pub fn comment(context: &Context, args: &CommentArgs) -> anyhow::Result<Outcome>
 
 /// Writes `report.json` and `report.md`, the Bencher file if asked, and
 /// prints the table.
-fn publish(context: &Context, report: &DiffReport, bmf: Option<&Path>) -> anyhow::Result<Outcome> {
+fn publish(
+    context: &Context,
+    report: &DiffReport,
+    bmf: Option<&Path>,
+    accept: &[String],
+) -> anyhow::Result<Outcome> {
     let reporter = context.reporter;
+    let attention = report.attention();
+    for name in accept {
+        if !attention
+            .iter()
+            .any(|(harness, _)| harness.as_str() == name)
+        {
+            anyhow::bail!(
+                "--accept {name}: that harness needs no acknowledgement in this diff (only a \
+                 harness on one side only, or one whose count dropped by more than {} %, does)",
+                regress::compare::IMPLAUSIBLE_DROP_PERCENT
+            );
+        }
+    }
     let dir = context.workspace.perf_outputs_dir().join("diff");
     std::fs::create_dir_all(&dir)
         .map_err(|source| regress::MeasureError::io("create the folder", &dir, source))?;
@@ -149,7 +175,23 @@ fn publish(context: &Context, report: &DiffReport, bmf: Option<&Path>) -> anyhow
         write_file(reporter, path, &text)?;
     }
     reporter.print(&render::text(report));
-    Ok(match report.outcome() {
+    for (harness, why) in &attention {
+        let accepted = accept.iter().any(|name| name == harness.as_str());
+        reporter.note(&format!(
+            "{}: {harness} {why}{}",
+            if accepted {
+                "accepted"
+            } else {
+                "needs a maintainer"
+            },
+            if accepted {
+                ""
+            } else {
+                " (acknowledge with --accept NAME once checked)"
+            }
+        ));
+    }
+    Ok(match report.outcome_accepting(accept) {
         DiffOutcome::Clean => Outcome::Clean,
         DiffOutcome::Regressed => Outcome::Regressed,
         DiffOutcome::Incomplete => Outcome::Failed,
