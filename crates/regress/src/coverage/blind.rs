@@ -69,7 +69,8 @@ const NOT_COMPILED: [&str; 14] = [
 impl Scope {
     /// Whether the changed file `path` (relative to the repository) counts.
     pub fn considers(self, path: &str) -> bool {
-        if !is_compiled_source(path) || path.ends_with("build.rs") {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if !is_compiled_source(path) || name == "build.rs" {
             return false;
         }
         match self {
@@ -644,6 +645,8 @@ deleted file mode 100644
         assert!(!Scope::Library.considers("rustls/tests/api.rs"));
         assert!(!Scope::Library.considers("docs/USAGE-GUIDE.md"));
         assert!(!Scope::Library.considers("rustls/build.rs"));
+        assert!(!Scope::Library.considers("build.rs"));
+        assert!(Scope::Workspace.considers("harnesses/src/s2n_tls/config_build.rs"));
         assert!(Scope::Workspace.considers("harnesses/src/s2n_tls/handshake.rs"));
         assert!(!Scope::Workspace.considers("crates/regress/src/diff/mod.rs"));
     }
