@@ -51,6 +51,7 @@ pub mod atomic_file;
 pub mod bisect;
 pub mod compare;
 pub mod constant_flow;
+pub mod coverage;
 pub mod diff;
 
 #[doc(hidden)]

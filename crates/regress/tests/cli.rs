@@ -267,3 +267,59 @@ fn constant_flow_refuses_a_hostile_allowlist_and_bad_arguments() {
         );
     }
 }
+
+#[test]
+fn coverage_says_what_to_run_first_and_refuses_an_unknown_library() {
+    let root = workspace();
+    let output = regress(root.path(), &["coverage"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("no line data"), "{message}");
+    assert!(message.contains("`regress run`"), "{message}");
+
+    let output = regress(root.path(), &["coverage", "--library", "boringssl"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("s2n-tls, aws-lc, rustls, openssl"),
+        "{message}"
+    );
+}
+
+#[test]
+fn coverage_reads_the_lines_files_of_perf_outputs() {
+    let root = workspace();
+    // A library file on disk, one of whose two functions a harness ran.
+    let source = root.path().join("src/s2n-tls-sys-0.3.47/lib/tls/s2n_psk.c");
+    std::fs::create_dir_all(source.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &source,
+        "int s2n_ran(void)\n{\n    return 1;\n}\nint s2n_idle(void)\n{\n    return 2;\n}\n",
+    )
+    .expect("write");
+    let lines = serde_json::json!({
+        "schema": 1,
+        "harness": "s2n_tls::demo",
+        "files": { source.to_str().expect("utf-8"): { "s2n_ran": [3] } }
+    });
+    std::fs::write(
+        root.path().join("perf_outputs/s2n_tls.demo.lines.json"),
+        lines.to_string(),
+    )
+    .expect("write");
+    let output = regress(
+        root.path(),
+        &["coverage", "--library", "s2n-tls", "--format", "json"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let file = &report["libraries"][0]["files"][0];
+    assert_eq!(file["file"], "tls/s2n_psk.c");
+    assert_eq!(file["functions_run"][0]["name"], "s2n_ran");
+    assert_eq!(file["functions_not_run"][0]["name"], "s2n_idle");
+
+    let output = regress(root.path(), &["coverage", "--format", "markdown"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let markdown = String::from_utf8_lossy(&output.stdout);
+    assert!(markdown.contains("1: `s2n_idle`"), "{markdown}");
+}

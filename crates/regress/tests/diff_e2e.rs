@@ -119,7 +119,9 @@ fn snapshot(repo: &Path) -> Snapshot {
 }
 
 /// A copy of this project's committed files, committed as `base`, then
-/// `head` with spin_2m's loop 100,000 iterations longer.
+/// `head` with spin_2m's loop 100,000 iterations longer, and a comment in
+/// two harnesses' `run`: calibration's (which the diff measures) and
+/// `s2n_tls::config_build`'s (which it does not, so it is a blind spot).
 fn project_with_calibration_change() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("project");
@@ -141,6 +143,22 @@ fn project_with_calibration_change() -> (tempfile::TempDir, PathBuf) {
     // Also a harness that only head has: reported as added, not an error.
     let after = "spin(\"2m\", 2_100_000), spin(\"1k\", 1_000)";
     std::fs::write(&perf, source.replace(before, after)).expect("write registry.rs");
+    for (file, line) in [
+        (
+            "harnesses/src/calibration.rs",
+            "    fn run(&self, _: &(), _: ()) -> Result<u64, HarnessError> {\n",
+        ),
+        (
+            "harnesses/src/s2n_tls/config_build.rs",
+            "    fn run(&self, setup: &ConfigBuildSetup, _: ()) -> Result<Config, HarnessError> {\n",
+        ),
+    ] {
+        let path = repo.join(file);
+        let source = std::fs::read_to_string(&path).expect("read");
+        assert!(source.contains(line), "{file} no longer has {line:?}; update this test");
+        let edited = source.replacen(line, &format!("{line}        // head: changed\n"), 1);
+        std::fs::write(&path, edited).expect("write");
+    }
     git(
         &repo,
         &[
@@ -200,7 +218,7 @@ fn finds_exactly_the_calibration_change_and_touches_nothing() {
         &std::fs::read_to_string(repo.join("perf_outputs/diff/report.json")).expect("report.json"),
     )
     .expect("report JSON");
-    assert_eq!(report["schema"], 2);
+    assert_eq!(report["schema"], 3);
     let harness = |name: &str| -> &serde_json::Value {
         report["harnesses"]
             .as_array()
@@ -265,6 +283,37 @@ fn finds_exactly_the_calibration_change_and_touches_nothing() {
     assert_eq!(
         bmf["calibration::spin_2m"]["instructions"]["value"],
         head_count
+    );
+
+    // The blind spots: of the three changed files, the registry changed a
+    // constant (no function), calibration's `run` ran; config_build's `run`
+    // is the one changed function no measured harness ran.
+    let blind = &report["blind_spots"];
+    assert!(blind["unknown"].is_null(), "{blind:#}");
+    assert_eq!(
+        blind["considered"],
+        serde_json::json!([
+            "harnesses/src/calibration.rs",
+            "harnesses/src/registry.rs",
+            "harnesses/src/s2n_tls/config_build.rs"
+        ]),
+        "{blind:#}"
+    );
+    assert_eq!(blind["changed"], 2, "{blind:#}");
+    assert_eq!(blind["base"], serde_json::json!([]), "{blind:#}");
+    let spots = blind["head"].as_array().expect("head's blind spots");
+    let [spot] = spots.as_slice() else {
+        panic!("one blind spot expected: {blind:#}");
+    };
+    assert_eq!(spot["file"], "harnesses/src/s2n_tls/config_build.rs");
+    assert_eq!(spot["function"], "run");
+    assert!(
+        stdout.contains("1 changed function is not run by any harness"),
+        "{stdout}"
+    );
+    assert!(
+        markdown.contains("`run` (`harnesses/src/s2n_tls/config_build.rs`)"),
+        "{markdown}"
     );
 
     // Nothing the user had was touched, and no worktree is left.
@@ -349,7 +398,7 @@ fn diff_merge_renders_one_report_from_shards() {
     let (_dir, repo) = small_repository();
     let shard = |index: u32, harness: &str, base: u64, head: u64| {
         serde_json::json!({
-            "schema": 2,
+            "schema": 3,
             "base": { "ref": "main", "commit": "a".repeat(40) },
             "head": { "ref": "HEAD", "commit": "b".repeat(40) },
             "valgrind": "3.22.0",

@@ -209,6 +209,15 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
     let dir = tempfile::tempdir().expect("tempdir");
     let project = project(dir.path());
     let s2n = s2n_tls_with_a_spin(dir.path(), "");
+    // The same commit also changes a function no harness runs (none
+    // renegotiates): the diff must name it as a blind spot, and not the
+    // spin's functions, which the record harnesses run.
+    common::replace_in(
+        &s2n.join("tls/s2n_renegotiate.c"),
+        "    POSIX_GUARD_RESULT(s2n_renegotiate_validate(conn));\n",
+        "    POSIX_GUARD_RESULT(s2n_renegotiate_validate(conn));\n    POSIX_ENSURE_REF(conn);\n",
+    );
+    common::git(&s2n, &["commit", "-q", "-a", "--amend", "--no-edit"]);
     // What a library maintainer has lying around: an edit, an untracked
     // file, a stash. HEAD is named, so none of it is measured.
     std::fs::write(s2n.join("notes.txt"), "untracked\n").expect("write");
@@ -278,6 +287,41 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
         problems.join("\n")
     );
     assert!(stdout.contains("s2n-tls: base HEAD~1"), "{stdout}");
+    assert_blind_spot(
+        &report,
+        &stdout,
+        &["tls/s2n_renegotiate.c", "tls/s2n_send.c"],
+        ("tls/s2n_renegotiate.c", "s2n_renegotiate"),
+    );
+}
+
+/// The diff's blind spots are known, consider exactly `files`, and name
+/// exactly `spot` (file, function) on HEAD and nothing on BASE.
+fn assert_blind_spot(report: &serde_json::Value, stdout: &str, files: &[&str], spot: (&str, &str)) {
+    let blind = &report["blind_spots"];
+    assert!(blind["unknown"].is_null(), "{blind:#}");
+    assert_eq!(blind["considered"], serde_json::json!(files), "{blind:#}");
+    assert_eq!(blind["base"], serde_json::json!([]), "{blind:#}");
+    let named: Vec<(&str, &str)> = blind["head"]
+        .as_array()
+        .expect("head's blind spots")
+        .iter()
+        .map(|s| {
+            (
+                s["file"].as_str().unwrap_or_default(),
+                s["function"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(named, [spot], "{blind:#}");
+    assert!(
+        blind["changed"].as_u64().is_some_and(|n| n >= 2),
+        "the spin's functions are changed and run: {blind:#}"
+    );
+    assert!(
+        stdout.contains("1 changed function is not run by any harness"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -288,6 +332,13 @@ fn rustls_from_its_repository_finds_exactly_the_spin() {
     let dir = tempfile::tempdir().expect("tempdir");
     let project = project(dir.path());
     let rustls = rustls_with_a_spin(dir.path());
+    // The same commit also changes a QUIC function, which no harness runs.
+    common::replace_in(
+        &rustls.join("rustls/src/quic.rs"),
+        "        pub fn reject_early_data(&mut self) {\n",
+        "        pub fn reject_early_data(&mut self) {\n            // regress test: no harness runs this\n",
+    );
+    common::git(&rustls, &["commit", "-q", "-a", "--amend", "--no-edit"]);
     // An untracked file and an uncommitted edit, neither measured.
     std::fs::write(rustls.join("notes.txt"), "untracked\n").expect("write");
     common::replace_in(
@@ -358,6 +409,16 @@ fn rustls_from_its_repository_finds_exactly_the_spin() {
         problems.join("\n")
     );
     assert!(stdout.contains("rustls: base HEAD~1"), "{stdout}");
+    assert_blind_spot(
+        &report,
+        &stdout,
+        &[
+            "rustls/src/common_state.rs",
+            "rustls/src/lib.rs",
+            "rustls/src/quic.rs",
+        ],
+        ("rustls/src/quic.rs", "reject_early_data"),
+    );
 }
 
 #[test]

@@ -339,6 +339,7 @@ fn the_schema_versions_are_the_runners() {
             "diff-report.schema.json",
             regress::diff::report::DIFF_SCHEMA,
         ),
+        ("lines.schema.json", regress::coverage::lines::LINES_SCHEMA),
     ] {
         assert_eq!(
             schemas.files[name]["properties"]["schema"]["const"],
@@ -430,10 +431,71 @@ fn a_diff_report_matches_its_schema() {
         harnesses: vec![compared],
         problems: Vec::new(),
         sources: None,
+        blind_spots: None,
     };
     let value = serde_json::to_value(&report).expect("JSON");
     let errors = schemas.errors("diff-report.schema.json", &value);
     assert!(errors.is_empty(), "{value:#}: {errors:#?}");
+
+    // With blind spots, known and unknown.
+    use regress::coverage::{BlindSpot, BlindSpots};
+    let known = BlindSpots {
+        unknown: None,
+        considered: vec!["tls/s2n_psk.c".to_owned()],
+        other_files: 2,
+        changed: 3,
+        base: Vec::new(),
+        head: vec![BlindSpot {
+            file: "tls/s2n_psk.c".to_owned(),
+            function: "s2n_offered_psk_list_choose_psk".to_owned(),
+            lines: vec![120, 121],
+        }],
+    };
+    for spots in [known, BlindSpots::unknown("no line data")] {
+        let report = DiffReport {
+            blind_spots: Some(spots),
+            ..report.clone()
+        };
+        let value = serde_json::to_value(&report).expect("JSON");
+        let errors = schemas.errors("diff-report.schema.json", &value);
+        assert!(errors.is_empty(), "{value:#}: {errors:#?}");
+        let mut broken = value.clone();
+        broken["blind_spots"]["head"] = json!([{ "file": "a.c", "function": "f", "lines": [0] }]);
+        assert!(!schemas
+            .errors("diff-report.schema.json", &broken)
+            .is_empty());
+    }
+}
+
+/// A lines file as the runner writes it.
+#[test]
+fn a_lines_file_matches_its_schema() {
+    use regress::coverage::Lines;
+    use regress::measure::callgrind_out::Costs;
+    let schemas = Schemas::load();
+    let costs = Costs::from([
+        (
+            (
+                "/aws-lc/crypto/fipsmodule/bn/mul.c".to_owned(),
+                "bn_mul_part_recursive".to_owned(),
+            ),
+            std::collections::BTreeMap::from([(0, 3), (120, 40), (121, 2)]),
+        ),
+        (
+            ("???".to_owned(), "0x0000000004887000".to_owned()),
+            std::collections::BTreeMap::from([(0, 9)]),
+        ),
+    ]);
+    let lines = Lines::from_costs(
+        &regress::fixtures::name("s2n_tls::handshake_rsa4096"),
+        &costs,
+    );
+    let value: Value = serde_json::from_str(&lines.to_json()).expect("JSON");
+    let errors = schemas.errors("lines.schema.json", &value);
+    assert!(errors.is_empty(), "{value:#}: {errors:#?}");
+    let mut broken = value.clone();
+    broken["files"]["/a.c"] = json!({ "f": [] });
+    assert!(!schemas.errors("lines.schema.json", &broken).is_empty());
 }
 
 /// The checker, and the schemas, refuse what the runner refuses: a

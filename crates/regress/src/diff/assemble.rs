@@ -14,6 +14,8 @@ use crate::compare::annotated_diff;
 use crate::compare::Normalizer;
 use crate::compare::{self, function_deltas, HarnessDiff};
 use crate::compare::{figure_diffs, heap_moved, site_deltas, SiteDelta};
+use crate::coverage::blind::{self, Revision};
+use crate::coverage::{BlindSpots, Scope};
 use crate::format::{count, signed, signed_percent};
 use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
@@ -141,7 +143,50 @@ pub(super) fn measure_and_compare(
         harnesses: diffs,
         problems: Vec::new(),
         sources: None,
+        blind_spots: None,
     })
+}
+
+/// The blind spots of `report`, a diff of the repository at `root` from
+/// `base` to `head`, whose sides' outputs are in `outputs/base` and
+/// `outputs/head`.
+pub(super) fn blind_spots(
+    report: &DiffReport,
+    root: &Path,
+    git: &regress_source::git::Git,
+    revisions: (Revision<'_>, Revision<'_>),
+    scope: Scope,
+    outputs: &Path,
+) -> BlindSpots {
+    let measured = |side: Side| -> Vec<String> {
+        report
+            .harnesses
+            .iter()
+            .filter(|h| match side {
+                Side::Base => h.base.is_some(),
+                Side::Head => h.head.is_some(),
+            })
+            .map(|h| h.harness.to_string())
+            .collect()
+    };
+    let (base, head) = (measured(Side::Base), measured(Side::Head));
+    let base_outputs = outputs.join(Side::Base.name());
+    let head_outputs = outputs.join(Side::Head.name());
+    blind::find(
+        root,
+        git,
+        scope,
+        &blind::Side {
+            revision: revisions.0,
+            measured: &base,
+            outputs: &base_outputs,
+        },
+        &blind::Side {
+            revision: revisions.1,
+            measured: &head,
+            outputs: &head_outputs,
+        },
+    )
 }
 
 /// The lines above `cg_annotate`'s text, so the file explains itself.

@@ -46,6 +46,8 @@ use super::report::DiffReport;
 use super::scratch::{begin, RemoveOnDrop};
 use super::shard::Shard;
 use super::sources::{self, LibrarySides, Sources};
+use crate::coverage::blind::Revision;
+use crate::coverage::{BlindSpots, Scope};
 use crate::measure::valgrind::Valgrind;
 use crate::program::Commit;
 use crate::program::Side;
@@ -250,6 +252,7 @@ impl LibraryPlan {
         lock.outputs_complete(&outputs);
         let base_program = &sides[0].binary;
         report.sources = Some(self.sources(&described, base_program, not_measured)?);
+        report.blind_spots = Some(self.blind_spots(&report, &outputs));
         Ok(report)
     }
 
@@ -357,6 +360,42 @@ impl LibraryPlan {
             runner,
             cache: Some(cache),
         })
+    }
+
+    /// The changed functions of every library's checkout that no measured
+    /// harness ran (unknown for a library whose BASE is its release: that
+    /// is no revision of the checkout).
+    fn blind_spots(&self, report: &DiffReport, outputs: &Path) -> BlindSpots {
+        let mut all: Option<BlindSpots> = None;
+        for source in &self.sources {
+            let root = source.checkout.root();
+            let git = regress_source::git::Git::work_tree(root, self.options.git_limits());
+            let spots = match &source.base {
+                Some(SourceRevision::Commit { commit, .. }) => {
+                    let head = match &source.head {
+                        SourceRevision::Commit { commit, .. } => Revision::Commit(commit),
+                        SourceRevision::WorkingTree => Revision::WorkingTree,
+                    };
+                    assemble::blind_spots(
+                        report,
+                        root,
+                        &git,
+                        (Revision::Commit(commit), head),
+                        Scope::Library,
+                        outputs,
+                    )
+                }
+                _ => BlindSpots::unknown(format!(
+                    "{}'s BASE is its released crates, which are no revision of the checkout",
+                    source.checkout.library()
+                )),
+            };
+            all = Some(match all {
+                None => spots,
+                Some(earlier) => earlier.join(spots),
+            });
+        }
+        all.unwrap_or_else(|| BlindSpots::unknown("no library checkout"))
     }
 
     /// The harnesses to measure, and the groups left out because no patched

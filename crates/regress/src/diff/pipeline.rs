@@ -36,6 +36,8 @@ use super::interrupt;
 use super::report::DiffReport;
 use super::scratch::{begin, choose_target_dir, RemoveOnDrop};
 use super::shard::Shard;
+use crate::coverage::blind::Revision;
+use crate::coverage::Scope;
 use crate::measure::valgrind::Valgrind;
 use crate::program::Commit;
 use crate::program::Repo;
@@ -241,7 +243,23 @@ impl Plan {
         }
         // Remove the worktrees now, so their messages come before the result.
         drop(sides);
-        report
+        let mut report = report?;
+        let git = regress_source::git::Git::work_tree(
+            self.repo.root(),
+            regress_source::Options::default().git_limits(),
+        );
+        report.blind_spots = Some(assemble::blind_spots(
+            &report,
+            self.repo.root(),
+            &git,
+            (
+                Revision::Commit(&self.base.commit),
+                Revision::Commit(&self.head.commit),
+            ),
+            Scope::Workspace,
+            &outputs,
+        ));
+        Ok(report)
     }
 
     /// The cargo target folder both sides share (see [`choose_target_dir`]).

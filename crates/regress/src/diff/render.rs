@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use super::report::DiffReport;
 use super::Outcome;
 use crate::compare::{HarnessDiff, Verdict};
+use crate::coverage::BlindSpots;
 use crate::format::{count, signed, signed_percent};
 use crate::judge::Change;
 use crate::report::html::svg::escape as html;
@@ -198,6 +199,7 @@ pub fn text(report: &DiffReport) -> String {
         out.push_str(&figures);
     }
 
+    out.push_str(&blind_spots_of(report).text());
     for problem in &report.problems {
         let _ = writeln!(out, "\nproblem: {problem}");
     }
@@ -207,13 +209,15 @@ pub fn text(report: &DiffReport) -> String {
     }
     let regressions = report.harnesses.iter().any(HarnessDiff::regressed);
     let verdict = match report.outcome() {
-        Outcome::Clean => "nothing regressed beyond its threshold",
-        Outcome::Regressed if regressions => "a harness regressed beyond its threshold",
-        Outcome::Regressed => {
-            "nothing regressed beyond its threshold, but a harness needs a maintainer's \
-             acknowledgement (--accept NAME)"
-        }
-        Outcome::Incomplete => "the diff is incomplete (see the errors above)",
+        Outcome::Clean => format!(
+            "nothing regressed beyond its threshold{}",
+            blind_note(report)
+        ),
+        Outcome::Regressed if regressions => "a harness regressed beyond its threshold".to_owned(),
+        Outcome::Regressed => "nothing regressed beyond its threshold, but a harness needs a \
+                               maintainer's acknowledgement (--accept NAME)"
+            .to_owned(),
+        Outcome::Incomplete => "the diff is incomplete (see the errors above)".to_owned(),
     };
     let _ = writeln!(out, "\n{}: {verdict}", tally(report));
     out
@@ -284,9 +288,10 @@ pub fn markdown(report: &DiffReport) -> String {
             "🔴 Instruction counts: {regressions} regression{} beyond the threshold",
             if regressions == 1 { "" } else { "s" }
         ),
-        Outcome::Clean => {
-            "🟢 Instruction counts: nothing regressed beyond its threshold".to_owned()
-        }
+        Outcome::Clean => format!(
+            "🟢 Instruction counts: nothing regressed beyond its threshold{}",
+            blind_note(report)
+        ),
     };
     let mut out = format!("### {headline}\n\n");
     let shards = if report.shards.is_empty() {
@@ -406,6 +411,8 @@ pub fn markdown(report: &DiffReport) -> String {
              `report.json` has them all._"
         );
     }
+    out.push('\n');
+    out.push_str(&blind_spots_of(report).markdown());
     let reproduce = match &report.sources {
         None => format!(
             "`scripts/perf-diff.sh {} {}`",
@@ -433,6 +440,34 @@ pub fn markdown(report: &DiffReport) -> String {
          {reproduce}.</sub>"
     );
     out
+}
+
+/// What a clean verdict must add: that it covers only what the harnesses
+/// run.
+fn blind_note(report: &DiffReport) -> String {
+    let spots = blind_spots_of(report);
+    if spots.unknown.is_some() {
+        return " (blind spots unknown)".to_owned();
+    }
+    match spots.functions().len() {
+        0 => String::new(),
+        n if spots.run() == 0 => format!(
+            ", but no harness runs the changed code ({n} changed function{})",
+            if n == 1 { "" } else { "s" }
+        ),
+        n => format!(
+            " in what the harnesses run; {n} changed function{} not run by any harness",
+            if n == 1 { " is" } else { "s are" }
+        ),
+    }
+}
+
+/// The report's blind spots; a report without them has unknown ones.
+fn blind_spots_of(report: &DiffReport) -> BlindSpots {
+    report
+        .blind_spots
+        .clone()
+        .unwrap_or_else(|| BlindSpots::unknown("this diff did not look for them"))
 }
 
 /// The collapsible section of one harness: its error, or the functions
@@ -692,6 +727,81 @@ mod tests {
             assert!(!outside.contains(bad), "{bad:?} outside code in {outside}");
         }
         assert!(md.contains("> [!WARNING]\n> `"), "{md}");
+    }
+
+    #[test]
+    fn blind_spots_are_named_everywhere_and_unknown_is_never_none() {
+        use crate::coverage::{BlindSpot, BlindSpots};
+        let mut report = spin_report();
+        // A report that did not look for them: unknown, not none.
+        assert!(text(&report).contains("Blind spots unknown"));
+        assert!(markdown(&report).contains("Blind spots unknown"));
+
+        let hostile = "s2n_psk <img src=x> @octocat |";
+        report.blind_spots = Some(BlindSpots {
+            unknown: None,
+            considered: vec![
+                "tls/s2n_psk.c".into(),
+                "harnesses/src/calibration.rs".into(),
+            ],
+            other_files: 3,
+            changed: 3,
+            base: Vec::new(),
+            head: vec![
+                BlindSpot {
+                    file: "tls/s2n_psk.c".into(),
+                    function: "s2n_offered_psk_list_choose_psk".into(),
+                    lines: vec![120, 121, 122, 130],
+                },
+                BlindSpot {
+                    file: "tls/s2n_psk.c".into(),
+                    function: hostile.into(),
+                    lines: vec![7],
+                },
+            ],
+        });
+        let terminal = text(&report);
+        assert!(
+            terminal.contains("2 changed functions are not run by any harness"),
+            "{terminal}"
+        );
+        assert!(
+            terminal.contains(
+                "head  s2n_offered_psk_list_choose_psk  tls/s2n_psk.c  (lines 120-122, 130)"
+            ),
+            "{terminal}"
+        );
+        assert!(
+            terminal
+                .contains("files considered: tls/s2n_psk.c, harnesses/src/calibration.rs (3 other"),
+            "{terminal}"
+        );
+        let md = comment(&report).expect("one marker");
+        assert!(
+            md.contains("`s2n_offered_psk_list_choose_psk` (`tls/s2n_psk.c`)"),
+            "{md}"
+        );
+        let outside = crate::report::markdown::outside_code(&md);
+        for bad in ["@octocat", "<img"] {
+            assert!(!outside.contains(bad), "{bad:?} outside code in {outside}");
+        }
+
+        // Every changed function unrun: the verdict says so.
+        let mut all = report.clone();
+        if let Some(spots) = all.blind_spots.as_mut() {
+            spots.changed = 2;
+        }
+        all.harnesses.retain(|h| !h.regressed());
+        let terminal = text(&all);
+        assert!(
+            terminal.contains("no harness runs the changed code"),
+            "{terminal}"
+        );
+        assert!(
+            markdown(&all).contains("but no harness runs the changed code"),
+            "{}",
+            markdown(&all)
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ use super::sources::Sources;
 use super::untrusted;
 use super::Outcome;
 use crate::compare::{self, HarnessDiff, Verdict};
+use crate::coverage::BlindSpots;
 use crate::limits;
 use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::valgrind::Method;
@@ -25,8 +26,8 @@ use crate::program::Commit;
 
 /// The report format's version (2: each harness's `figures`,
 /// `heap_threshold` and `heap_sites`; a figure's regression is a
-/// regression).
-pub const DIFF_SCHEMA: u32 = 2;
+/// regression; 3: `blind_spots`).
+pub const DIFF_SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -52,6 +53,11 @@ pub struct DiffReport {
     /// of two commits of this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sources: Option<Sources>,
+    /// The changed functions no measured harness ran
+    /// ([`crate::coverage::blind`]); absent when they were not looked for,
+    /// which reads as unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blind_spots: Option<BlindSpots>,
 }
 
 impl DiffReport {
@@ -200,6 +206,10 @@ impl DiffReport {
                     )));
                 }
             }
+            merged.blind_spots = match (merged.blind_spots.take(), report.blind_spots) {
+                (Some(a), Some(b)) => Some(a.merge(b)),
+                _ => None,
+            };
             merged.shards.extend(report.shards);
             merged.harnesses.extend(report.harnesses);
             merged.problems.extend(report.problems);
@@ -260,6 +270,7 @@ pub(crate) mod tests {
             harnesses,
             problems: Vec::new(),
             sources: None,
+            blind_spots: None,
         }
     }
 
@@ -333,7 +344,7 @@ pub(crate) mod tests {
 
         let value: serde_json::Value =
             serde_json::from_str(&original.to_json().expect("json")).expect("json");
-        assert_eq!(value["schema"], 2);
+        assert_eq!(value["schema"], 3);
         assert_eq!(value["base"]["ref"], "main");
         assert_eq!(value["harnesses"][0]["verdict"], "regressed");
         assert_eq!(value["harnesses"][0]["delta"], 100_000);
@@ -344,7 +355,7 @@ pub(crate) mod tests {
             original
                 .to_json()
                 .expect("json")
-                .replace("\"schema\": 2", "\"schema\": 1"),
+                .replace("\"schema\": 3", "\"schema\": 1"),
         )
         .expect("write");
         let error = DiffReport::read(&path).unwrap_err().to_string();

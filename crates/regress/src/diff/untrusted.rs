@@ -44,6 +44,11 @@ pub fn check(report: &DiffReport) -> Result<(), Refusal> {
     if let Some(sources) = &report.sources {
         super::sources::check(sources)?;
     }
+    if let Some(blind_spots) = &report.blind_spots {
+        blind_spots
+            .check()
+            .map_err(|why| format!("blind spots: {why}"))?;
+    }
     if report.valgrind.len() > 32
         || !report
             .valgrind

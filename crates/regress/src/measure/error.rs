@@ -176,6 +176,9 @@ pub enum MeasureError {
     Process(#[from] crate::process::ProcessError),
 
     #[error(transparent)]
+    Coverage(#[from] crate::coverage::CoverageError),
+
+    #[error(transparent)]
     Toolchain(#[from] crate::toolchain::ToolchainError),
 
     #[error(

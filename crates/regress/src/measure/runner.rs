@@ -15,6 +15,7 @@ use regress_profile::{annotated, cachegrind_out};
 
 use super::{MeasureError, Result};
 use crate::atomic_file;
+use crate::coverage::lines::{self as executed, Lines};
 use crate::harness_name::HarnessName;
 use crate::limits;
 use crate::measure::annotate;
@@ -292,14 +293,16 @@ impl Runner {
     }
 
     /// The count of a Cachegrind method (`method`): the profile of the
-    /// region, its count, and the child that ran the path last.
+    /// region, its count, the child that ran the path last, and the
+    /// region's self costs by line (for subtraction, the growth of each
+    /// line from N runs to N+1: `cg_diff` puts every cost on line 0).
     fn cachegrind_count(
         &self,
         method: Method,
         harness: &HarnessName,
         binary: &Path,
         scratch: &Path,
-    ) -> Result<(PathBuf, i64, ChildOutcome)> {
+    ) -> Result<(PathBuf, i64, ChildOutcome, callgrind_out::Costs)> {
         let last = self
             .child(harness, binary, scratch, PREPARED_INPUTS)
             .run()?;
@@ -310,7 +313,8 @@ impl Runner {
                     path: last.profile.clone(),
                     source,
                 })?;
-            return Ok((last.profile.clone(), total, last));
+            let costs = executed::cachegrind_costs(&last.profile)?;
+            return Ok((last.profile.clone(), total, last, costs));
         }
         let before = self
             .child(harness, binary, scratch, PREPARED_INPUTS - 1)
@@ -318,6 +322,10 @@ impl Runner {
         check_same_machine(harness, &before, &last)?;
         let region = scratch.join("region.cachegrind.out");
         annotate::diff(&self.valgrind, &before.profile, &last.profile, &region)?;
+        let costs = executed::region(
+            &executed::cachegrind_costs(&before.profile)?,
+            &executed::cachegrind_costs(&last.profile)?,
+        );
         let (after, before) = (
             instructions_of(&last.profile)?,
             instructions_of(&before.profile)?,
@@ -329,7 +337,7 @@ impl Runner {
                 harness: harness.to_string(),
                 count: i64::MIN,
             })?;
-        Ok((region, total, last))
+        Ok((region, total, last, costs))
     }
 
     fn measure_in(
@@ -340,7 +348,7 @@ impl Runner {
     ) -> Result<Measurement> {
         let mut method = self.valgrind.method;
         let mut split_parts = None;
-        let (region_profile, instructions, last) = if method == Method::Callgrind {
+        let (region_profile, instructions, last, costs) = if method == Method::Callgrind {
             let child = ChildSpec {
                 plan: Plan::Callgrind,
                 tool: Tool::Callgrind,
@@ -357,7 +365,7 @@ impl Runner {
                 .map_err(|source| MeasureError::io("write", &region, source))?;
                 let total = dumps.parts.total() as i64;
                 split_parts = Some(dumps.parts);
-                (region, total, child)
+                (region, total, child, dumps.costs)
             } else {
                 // A program from before the protocol of parts (a diff's old
                 // base) marks nothing Callgrind can dump: its version's
@@ -439,17 +447,21 @@ impl Runner {
             },
             &annotation_text,
             &region_profile,
+            &Lines::from_costs(harness, &costs),
         )
     }
 
     /// Writes the annotated profile (with the runner's header), the raw
-    /// region profile and the record of one measurement into this runner's
-    /// output folder, and returns the record.
+    /// region profile, the lines it executed and the record of one
+    /// measurement into this runner's output folder, and returns the
+    /// record. The record is written last: a record means its files are
+    /// there.
     fn write_outputs(
         &self,
         outcome: Outcome<'_>,
         annotation_text: &str,
         region_profile: &Path,
+        lines: &Lines,
     ) -> Result<Measurement> {
         let harness = outcome.harness;
         let outputs = &self.outputs;
@@ -477,6 +489,10 @@ impl Runner {
         let profile_bytes = std::fs::read(region_profile)
             .map_err(|source| MeasureError::io("read", region_profile, source))?;
         atomic_file::write(&profile_path, &profile_bytes)?;
+        atomic_file::write(
+            &Lines::path_in(outputs, harness),
+            lines.to_json().as_bytes(),
+        )?;
         let mut record = serde_json::to_string_pretty(&measurement).map_err(|source| {
             MeasureError::Serialize {
                 what: "measurement record",
@@ -578,6 +594,13 @@ mod tests {
                 },
                 "annotated\n",
                 &profile,
+                &Lines::from_costs(
+                    &HarnessName::new("a::b").expect("name"),
+                    &callgrind_out::Costs::from([(
+                        ("/src/a.rs".to_owned(), "a::run".to_owned()),
+                        BTreeMap::from([(7, 5)]),
+                    )]),
+                ),
             )
             .expect("write outputs");
         let name = HarnessName::new("a::b").expect("name");
@@ -585,6 +608,8 @@ mod tests {
         assert_eq!(record, written);
         assert_eq!(record.profile, elsewhere.join("a.b.cachegrind.out"));
         assert!(elsewhere.join("a.b.annotated.txt").is_file());
+        let lines = Lines::read(&elsewhere.join("a.b.lines.json")).expect("lines");
+        assert_eq!(lines.files["/src/a.rs"]["a::run"], [7]);
         assert!(!workspace.perf_outputs_dir().exists());
     }
 }

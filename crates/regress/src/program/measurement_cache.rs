@@ -23,7 +23,9 @@ use crate::measure::valgrind::Valgrind;
 use crate::Measurement;
 
 /// The files of one measurement, by the suffix of the harness's file stem.
-const FILES: [&str; 3] = [".json", ".cachegrind.out", ".annotated.txt"];
+/// An entry from before line data was kept has no `.lines.json`: it is
+/// measured again.
+const FILES: [&str; 4] = [".json", ".cachegrind.out", ".annotated.txt", ".lines.json"];
 
 /// The stored measurements of one measured program under one Valgrind.
 #[derive(Debug, Clone)]
@@ -97,7 +99,7 @@ impl MeasurementCache {
                     harness.file_in(&staging, suffix),
                 )?;
             }
-            // The record last: `load` needs all three.
+            // The record last: `load` needs them all.
             for suffix in FILES.iter().rev() {
                 std::fs::rename(
                     harness.file_in(&staging, suffix),

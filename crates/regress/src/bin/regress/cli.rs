@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use regress::coverage::Origin;
 use regress::diff::shard::Shard;
 use regress::measure::cpu_profile::CpuProfile;
 use regress::program::LibraryCheckout;
@@ -64,6 +65,37 @@ pub enum Command {
     History(crate::cli_history::HistoryArgs),
     /// Check that secret-dependent operations execute the same instructions under every secret.
     ConstantFlow(ConstantFlowArgs),
+    /// Which source files, functions and lines of each library the measured harnesses execute.
+    Coverage(CoverageArgs),
+}
+
+#[derive(Args)]
+pub struct CoverageArgs {
+    /// Only this library: s2n-tls, aws-lc, rustls, openssl, rust-crates,
+    /// rust-std, workspace or system.
+    #[arg(long, value_name = "NAME", value_parser = origin)]
+    pub library: Option<Origin>,
+    /// How to print it.
+    #[arg(long, value_enum, default_value_t = CoverageFormat::Text)]
+    pub format: CoverageFormat,
+}
+
+/// The forms `regress coverage` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CoverageFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+fn origin(text: &str) -> Result<Origin, String> {
+    Origin::named(text.trim()).ok_or_else(|| {
+        format!(
+            "no library is called {:?}; the libraries are {}",
+            text.trim(),
+            regress::coverage::origin::NAMES.join(", ")
+        )
+    })
 }
 
 #[derive(Args)]

@@ -110,6 +110,7 @@ fn run(cli: Cli, reporter: &Reporter) -> anyhow::Result<Outcome> {
         Command::Bisect(args) => commands::bisect::bisect(&context, &args),
         Command::History(args) => commands::history::history(&context, &args),
         Command::ConstantFlow(args) => commands::constant_flow::constant_flow(&context, &args),
+        Command::Coverage(args) => commands::coverage::coverage(&context, &args),
     }
 }
 

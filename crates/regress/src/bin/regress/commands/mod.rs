@@ -5,6 +5,7 @@ pub mod bisect;
 pub mod bless;
 pub mod compare;
 pub mod constant_flow;
+pub mod coverage;
 pub mod diff;
 pub mod history;
 pub mod list;
