@@ -117,14 +117,20 @@ fn feature_args(features: &[String]) -> Vec<String> {
     vec!["--features".to_owned(), features.join(",")]
 }
 
-/// `<16 hex digits>` naming the combination of library revisions.
+/// `<16 hex digits>` naming the combination of library folders: a commit's
+/// export, or a checkout's live folder, which one scratch copy serves
+/// from edit to edit (its lock is resolved again at each `prepare`), so
+/// the workspace's crates keep their paths and stay built.
 fn scratch_id(patches: &[PatchSet]) -> String {
     let mut hash = Sha256::new();
     for set in patches {
         hash.update(set.library.name.as_bytes());
         hash.update([0]);
-        hash.update(set.key.as_bytes());
-        hash.update([0]);
+        for krate in &set.crates {
+            hash.update(krate.path.as_os_str().as_encoded_bytes());
+            hash.update([0]);
+        }
+        hash.update([1]);
     }
     hash.finalize()[..8]
         .iter()
