@@ -267,3 +267,44 @@ fn constant_flow_refuses_a_hostile_allowlist_and_bad_arguments() {
         );
     }
 }
+
+/// `--watch` watches a library checkout's working tree: it needs
+/// `--library`, and a HEAD revision (which would never change) is refused,
+/// before anything is built.
+#[test]
+fn watch_needs_a_library_and_the_working_tree() {
+    let root = workspace();
+    for args in [
+        &["diff", "--watch", "main"][..],
+        &[
+            "diff",
+            "--library",
+            "s2n-tls=/nonexistent",
+            "--watch",
+            "main",
+            "HEAD",
+        ],
+        &[
+            "diff",
+            "--library",
+            "s2n-tls=/nonexistent",
+            "--watch",
+            "--shard",
+            "1/2",
+            "main",
+        ],
+    ] {
+        let output = regress(root.path(), args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("--watch"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
