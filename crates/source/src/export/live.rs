@@ -7,8 +7,11 @@
 //! and a new scratch copy of the workspace built from nothing. Instead the
 //! finished export is mirrored into `wt-live-<hash of the checkout's
 //! path>/tree`, rewriting only the files whose content or mode differ and
-//! removing those that went, so unchanged files keep their times: cargo
-//! rebuilds what depends on the package, and the compiler cache
+//! removing those that went, so unchanged files keep their times. When
+//! anything changed, each crate's `build.rs` gets a new time, so cargo
+//! runs the build scripts again (s2n-tls-sys's names only environment
+//! variables to rerun on, so cargo would not rerun it for an edited C
+//! file), and rebuilds what depends on them; the compiler cache
 //! ([`crate::compiler_cache`]) hands back every C file that did not
 //! change. The live folder's name is as long as an export's (`wt-` and 40
 //! characters), so paths compiled into the program keep their length.
@@ -92,6 +95,25 @@ fn mirror_dir(from: &Path, to: &Path, done: &mut Mirrored) -> io::Result<()> {
         if !names.contains(&entry.file_name()) {
             remove_any(&entry.path())?;
             done.removed += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Sets the modification time of each crate's `build.rs` in `tree` to now,
+/// so cargo compiles and runs it again: the library's sources changed.
+pub(crate) fn touch_build_scripts(
+    tree: &Path,
+    library: &crate::library::Library,
+) -> io::Result<()> {
+    let now = std::time::SystemTime::now();
+    for krate in library.crates {
+        let script = tree.join(krate.dir).join("build.rs");
+        if script.is_file() {
+            File::options()
+                .write(true)
+                .open(&script)?
+                .set_modified(now)?;
         }
     }
     Ok(())

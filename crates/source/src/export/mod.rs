@@ -105,8 +105,15 @@ pub fn export(
             .exports(checkout.library().name)
             .join(live::name(checkout.root()))
             .join(TREE);
-        live::mirror(&exported.tree, &live)
+        let mirrored = live::mirror(&exported.tree, &live)
             .map_err(|error| SourceError::io("bring up to date", &live, error))?;
+        if mirrored != live::Mirrored::default() {
+            // A build script that names what it reruns on (s2n-tls-sys names
+            // only environment variables) is not rerun by cargo when a C
+            // file changes: a new build script time makes it run again.
+            live::touch_build_scripts(&live, checkout.library())
+                .map_err(|error| SourceError::io("touch the build scripts in", &live, error))?;
+        }
         exported.tree = live;
     }
     Ok(exported)
