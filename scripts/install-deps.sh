@@ -14,12 +14,14 @@
 # prefers is the one its users ship, so it is the one we measure. The
 # compilers that built the measured program are part of every count's
 # fingerprint, so a machine without clang is told its counts match no
-# baseline instead of being gated against clang's. Does nothing when all
-# are present.
+# baseline instead of being gated against clang's. ccache: the builds of a
+# library's revisions (`regress diff --library`) compile the C files of an
+# edit loop through it, so only the edited files are compiled again (see
+# crates/source/src/compiler_cache.rs). Does nothing when all are present.
 set -euo pipefail
 
 missing=()
-for package in valgrind perl make libssl-dev pkg-config openssl python3 libclang-dev clang; do
+for package in valgrind perl make libssl-dev pkg-config openssl python3 libclang-dev clang ccache; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
         missing+=("$package")
     fi

@@ -323,3 +323,44 @@ fn coverage_reads_the_lines_files_of_perf_outputs() {
     let markdown = String::from_utf8_lossy(&output.stdout);
     assert!(markdown.contains("1: `s2n_idle`"), "{markdown}");
 }
+
+/// `--watch` watches a library checkout's working tree: it needs
+/// `--library`, and a HEAD revision (which would never change) is refused,
+/// before anything is built.
+#[test]
+fn watch_needs_a_library_and_the_working_tree() {
+    let root = workspace();
+    for args in [
+        &["diff", "--watch", "main"][..],
+        &[
+            "diff",
+            "--library",
+            "s2n-tls=/nonexistent",
+            "--watch",
+            "main",
+            "HEAD",
+        ],
+        &[
+            "diff",
+            "--library",
+            "s2n-tls=/nonexistent",
+            "--watch",
+            "--shard",
+            "1/2",
+            "main",
+        ],
+    ] {
+        let output = regress(root.path(), args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("--watch"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}

@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Without REV, the checkout's working tree as it is. `--no-build` stops
-//! after the patch set is resolved.
+//! after the patch set is resolved. The measured program's path is printed
+//! on standard output (`program PATH`), the steps on standard error.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -74,6 +75,7 @@ fn run() -> Result<(), SourceError> {
         for executable in &built.executables {
             step(&format!("built {}", executable.display()));
         }
+        println!("program {}", built.program.display());
     }
     Ok(())
 }

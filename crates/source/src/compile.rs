@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use cargo_metadata::diagnostic::DiagnosticLevel;
 use cargo_metadata::Message;
 
+use crate::compiler_cache::CompilerCache;
 use crate::dirs::SourceDirs;
 use crate::error::SourceError;
 use crate::options::Options;
@@ -86,10 +87,15 @@ pub fn build_harnesses(
     // 1 to 1.7 % more on the record paths than the identical published
     // source. Without incremental compilation a patched crate is built as
     // the registry's is (both sides of a diff alike).
-    let program = scratch
+    let mut program = scratch
         .cargo()
         .program(scratch.root(), &args)
         .env("CARGO_INCREMENTAL", "0");
+    // Unchanged C files of the library come out of the compiler cache,
+    // byte for byte what compiling them gives (see `compiler_cache`).
+    if let Some(cache) = CompilerCache::prepare(dirs)? {
+        program = cache.apply(program);
+    }
     let finished = process::run(
         &program,
         &options.limits(options.timeouts.build),

@@ -41,6 +41,7 @@ pub mod affected;
 pub mod cargo;
 pub mod checkout;
 pub mod compile;
+pub mod compiler_cache;
 pub mod dirs;
 pub mod error;
 pub mod export;

@@ -64,10 +64,28 @@ impl ScratchWorkspace {
         let id = scratch_id(patches);
         let lock = lock(&scratch.join(format!("{id}.lock")))?;
         let root = scratch.join(&id);
+        // The copy's lock as the last run left it: the sync below puts the
+        // workspace's back and resolving moves it again, so it is rewritten
+        // every time, and the harnesses' build script, which reruns when
+        // the lock changes, would rebuild them at every diff.
+        let lock_path = root.join("Cargo.lock");
+        let earlier = std::fs::read(&lock_path).ok().zip(
+            std::fs::metadata(&lock_path)
+                .and_then(|m| m.modified())
+                .ok(),
+        );
         sync_workspace(dirs.workspace(), &root, options)?;
         let cargo = Cargo::detect(dirs.workspace(), options)?;
         let lock_updates =
             resolve::apply(&cargo, &root, patches, &feature_args(&features), options)?;
+        if let Some((content, modified)) = earlier {
+            // The same content again: its time too, so cargo sees no change.
+            if std::fs::read(&lock_path).is_ok_and(|now| now == content) {
+                if let Ok(file) = File::options().write(true).open(&lock_path) {
+                    let _ = file.set_modified(modified);
+                }
+            }
+        }
         Ok(ScratchWorkspace {
             args: crate::patch::cargo_args(patches)?,
             features,
@@ -117,14 +135,20 @@ fn feature_args(features: &[String]) -> Vec<String> {
     vec!["--features".to_owned(), features.join(",")]
 }
 
-/// `<16 hex digits>` naming the combination of library revisions.
+/// `<16 hex digits>` naming the combination of library folders: a commit's
+/// export, or a checkout's live folder, which one scratch copy serves
+/// from edit to edit (its lock is resolved again at each `prepare`), so
+/// the workspace's crates keep their paths and stay built.
 fn scratch_id(patches: &[PatchSet]) -> String {
     let mut hash = Sha256::new();
     for set in patches {
         hash.update(set.library.name.as_bytes());
         hash.update([0]);
-        hash.update(set.key.as_bytes());
-        hash.update([0]);
+        for krate in &set.crates {
+            hash.update(krate.path.as_os_str().as_encoded_bytes());
+            hash.update([0]);
+        }
+        hash.update([1]);
     }
     hash.finalize()[..8]
         .iter()

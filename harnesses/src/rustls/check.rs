@@ -104,9 +104,7 @@ pub fn check_handshake(
     ensure(sni == Some(SERVER_NAME), || {
         format!("server saw SNI {sni:?}, expected {SERVER_NAME:?}")
     })?;
-    // A TLS 1.2 server sends its ticket within the handshake.
-    let tickets =
-        configs.profile.resumption.is_some() && configs.profile.pins.version == TlsVersion::Tls13;
+    let tickets = configs.profile.tickets;
     ensure(pair.server.wants_write() == tickets, || {
         format!(
             "server has post-handshake data queued: {}, expected {tickets} (a session ticket)",

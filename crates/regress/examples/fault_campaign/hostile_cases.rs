@@ -48,6 +48,7 @@ impl World {
             harnesses,
             problems: Vec::new(),
             sources: None,
+            blind_spots: None,
         };
         let path = self.ws.join(name);
         std::fs::write(&path, report.to_json().expect("json")).expect("write");

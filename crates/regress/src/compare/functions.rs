@@ -220,6 +220,10 @@ pub struct HarnessDiff {
     pub functions: Vec<FunctionDelta>,
     /// `cg_annotate`'s per-function diff, relative to the workspace root.
     pub annotated_diff: Option<String>,
+    /// The differential flame graph (head coloured by its change against
+    /// base), relative to the workspace root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flame_graph: Option<String>,
     /// What went wrong, when something did.
     pub error: Option<String>,
     /// The threshold of the heap figures (the harness's committed one,
@@ -266,6 +270,7 @@ impl HarnessDiff {
             origins: origin_deltas(&functions),
             functions,
             annotated_diff: None,
+            flame_graph: None,
             error: None,
             heap_threshold: Threshold::heap_default(),
             figures: Vec::new(),
@@ -296,6 +301,7 @@ impl HarnessDiff {
             origins: Vec::new(),
             functions: Vec::new(),
             annotated_diff: None,
+            flame_graph: None,
             error: None,
             heap_threshold: Threshold::heap_default(),
             figures: Vec::new(),

@@ -22,6 +22,7 @@ use crate::judge::baseline::BaselineFile;
 use crate::judge::Threshold;
 use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::dhat::Sites;
+use crate::measure::flame;
 use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
 use crate::program::Commit;
@@ -348,11 +349,45 @@ impl Comparison<'_> {
             }
             Err(error) => errors.push(first_line(&error.to_string())),
         }
+        match self.flame_graph(harness, &diff) {
+            Ok(path) => diff.flame_graph = path,
+            Err(error) => errors.push(first_line(&error.to_string())),
+        }
         if !errors.is_empty() {
             diff.error = Some(errors.join("; "));
         }
         diff
     }
+
+    /// Draws head's flame graph coloured by its change against base, when
+    /// both sides kept their call paths (Callgrind measurements do; a side
+    /// counted by Cachegrind has none), and returns its path.
+    fn flame_graph(
+        &self,
+        harness: &HarnessName,
+        diff: &HarnessDiff,
+    ) -> crate::Result<Option<String>> {
+        let folded = |side: Side| harness.file_in(&self.outputs.join(side.name()), flame::FOLDED);
+        let (base, head) = (folded(Side::Base), folded(Side::Head));
+        if !base.is_file() || !head.is_file() {
+            return Ok(None);
+        }
+        let (base, head) = (flame::read(&base)?, flame::read(&head)?);
+        let path = harness.file_in(self.outputs, flame::DIFFERENTIAL);
+        let title = format!(
+            "{harness}: head {} against base {} ({})",
+            short(&self.plan.head.commit),
+            short(&self.plan.base.commit),
+            diff.delta.map_or_else(|| "-".to_owned(), signed)
+        );
+        flame::write_svg(&path, || flame::differential(&base, &head, &title))?;
+        Ok(Some(self.plan.workspace.display_path(&path)))
+    }
+}
+
+/// The first 12 characters of a commit id (all of a shorter label).
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
 }
 
 /// The measurement of a side, when it succeeded.

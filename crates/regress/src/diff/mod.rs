@@ -28,7 +28,9 @@
 //! - [`render`] turns a report into a terminal table, Markdown for a pull
 //!   request comment, and Bencher Metric Format JSON;
 //! - [`untrusted`] checks a report read back from a file (a CI artifact)
-//!   before anything is merged or rendered from it.
+//!   before anything is merged or rendered from it;
+//! - [`watch`] waits for a checkout's sources to change, for
+//!   `regress diff --library … --watch`.
 //!
 //! Nothing here prints: progress goes to a [`crate::report::events::Listener`].
 
@@ -45,6 +47,7 @@ pub mod scratch;
 pub mod shard;
 pub mod sources;
 pub mod untrusted;
+pub mod watch;
 
 pub use error::DiffError;
 pub use report::DiffReport;

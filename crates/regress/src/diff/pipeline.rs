@@ -13,7 +13,9 @@
 //! base/<harness>.cachegrind.out    raw region profile of the base commit
 //! base/<harness>.annotated.txt     its cg_annotate text
 //! head/…                           the same for head
+//! base/<harness>.folded, .flame.svg   its call paths and flame graph (Callgrind)
 //! <harness>.diff.txt               cg_annotate's per-function diff, head minus base
+//! <harness>.flame.diff.svg         head's flame graph coloured by the change
 //! report.json, report.md           written by the command (see `command`)
 //! ```
 //!

@@ -196,6 +196,9 @@ pub fn text(report: &DiffReport) -> String {
         if let Some(path) = &harness.annotated_diff {
             let _ = writeln!(out, "  per-function diff: {path}");
         }
+        if let Some(path) = &harness.flame_graph {
+            let _ = writeln!(out, "  flame graph (red grew, blue shrank): {path}");
+        }
         out.push_str(&figures);
     }
 
@@ -515,8 +518,34 @@ fn details(harness: &HarnessDiff) -> String {
     if let Some(path) = &harness.annotated_diff {
         let _ = writeln!(out, "\n`cg_annotate` diff: {}", code(path));
     }
+    out.push_str(&flame_link(harness));
     out.push_str("\n</details>\n");
     out
+}
+
+/// The link to a harness's differential flame graph, relative to the
+/// report (both are in the diff's output folder).
+fn flame_link(harness: &HarnessDiff) -> String {
+    let Some(path) = &harness.flame_graph else {
+        return String::new();
+    };
+    let file = std::path::Path::new(path)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // A harness name is letters, digits, `_`, `.` and `:` (checked), so the
+    // file name needs no escaping in a link; checked again here.
+    if file.is_empty()
+        || !file
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        return format!("\nFlame graph: {}\n", code(path));
+    }
+    format!(
+        "\n[Flame graph]({file}) of head, coloured by its change against base \
+         (red grew, blue shrank; call paths rebuilt from Callgrind's call graph, see the README).\n"
+    )
 }
 
 pub use super::bmf::bmf;
@@ -709,6 +738,31 @@ mod tests {
         assert!(md.contains("<details>") && md.contains("</details>"));
     }
 
+    /// A harness with a differential flame graph links it from its details,
+    /// relative to the report; a path that could not be a file name of ours
+    /// is shown as code, not linked.
+    #[test]
+    fn markdown_links_the_flame_graph() {
+        let mut report = spin_report();
+        report.harnesses[0].flame_graph =
+            Some("perf_outputs/diff/calibration.spin_2m.flame.diff.svg".into());
+        let md = markdown(&report);
+        assert!(
+            md.contains("[Flame graph](calibration.spin_2m.flame.diff.svg) of head"),
+            "{md}"
+        );
+        assert!(text(&report).contains(
+            "flame graph (red grew, blue shrank): perf_outputs/diff/calibration.spin_2m.flame.diff.svg"
+        ));
+        report.harnesses[0].flame_graph = Some("perf_outputs/diff/x](javascript:y).svg".into());
+        let md = markdown(&report);
+        assert!(!md.contains("[Flame graph]("), "{md}");
+        assert!(
+            md.contains("Flame graph: `perf_outputs/diff/x](javascript:y).svg`"),
+            "{md}"
+        );
+    }
+
     #[test]
     fn markdown_shows_untrusted_strings_only_as_code() {
         let mut report = spin_report();
@@ -791,7 +845,10 @@ mod tests {
         if let Some(spots) = all.blind_spots.as_mut() {
             spots.changed = 2;
         }
-        all.harnesses.retain(|h| !h.regressed());
+        // A clean diff: nothing regressed and nothing for a maintainer to
+        // acknowledge (a harness on one side only would be).
+        all.harnesses
+            .retain(|h| !h.regressed() && h.attention().is_none());
         let terminal = text(&all);
         assert!(
             terminal.contains("no harness runs the changed code"),

@@ -238,6 +238,12 @@ fn harness(harness: &HarnessDiff) -> Result<(), Refusal> {
             return Err("the annotated diff's path leaves the project".to_owned());
         }
     }
+    if let Some(path) = &harness.flame_graph {
+        text("the flame graph's path", path, 512)?;
+        if !limits::is_contained(std::path::Path::new(path)) {
+            return Err("the flame graph's path leaves the project".to_owned());
+        }
+    }
     if harness.functions.len() > MAX_FUNCTIONS {
         return Err(format!("more than {MAX_FUNCTIONS} functions"));
     }

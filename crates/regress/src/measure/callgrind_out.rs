@@ -77,7 +77,7 @@ pub fn add_dump(text: &str, costs: &mut Costs) -> Result<(), String> {
 }
 
 /// `(3) /a/b.c` defines name 3, `(3)` uses it, `x.c` is itself.
-fn name(value: &str, names: &mut BTreeMap<String, String>) -> Result<String, String> {
+pub(crate) fn name(value: &str, names: &mut BTreeMap<String, String>) -> Result<String, String> {
     let Some(rest) = value.strip_prefix('(') else {
         return Ok(value.to_owned());
     };
@@ -95,7 +95,7 @@ fn name(value: &str, names: &mut BTreeMap<String, String>) -> Result<String, Str
 }
 
 /// `f'2` (Callgrind's second level of recursion of `f`) as `f`.
-fn unrecurse(function: &str) -> String {
+pub(crate) fn unrecurse(function: &str) -> String {
     match function.rsplit_once('\'') {
         Some((base, level)) if !level.is_empty() && level.bytes().all(|b| b.is_ascii_digit()) => {
             base.to_owned()

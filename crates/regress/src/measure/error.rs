@@ -258,6 +258,9 @@ pub enum MeasureError {
     )]
     BadHeapReport { path: PathBuf, reason: String },
 
+    #[error(transparent)]
+    Flame(#[from] super::flame::FlameError),
+
     #[error("interrupted (SIGINT or SIGTERM); every child process was stopped")]
     Interrupted,
 

@@ -17,6 +17,9 @@
 //!   builds the library a heap child preloads, and [`metrics`] is what
 //!   both add to a record.
 //!
+//! [`flame`] rebuilds call paths from a Callgrind child's call graph and
+//! draws them as flame graphs.
+//!
 //! Their error is [`MeasureError`] (`error`).
 //!
 //! [`scale`] is the wall-clock counterpart: the same harnesses run natively
@@ -30,6 +33,7 @@ pub mod cpu_profile;
 pub mod dhat;
 mod error;
 pub mod fingerprint;
+pub mod flame;
 pub mod header;
 pub mod heap_hooks;
 pub mod measurement;

@@ -24,6 +24,7 @@ use crate::measure::callgrind_out;
 use crate::measure::cpu_profile;
 use crate::measure::dhat::{self, Sites};
 use crate::measure::fingerprint::Fingerprint;
+use crate::measure::flame;
 use crate::measure::header::header;
 pub use crate::measure::header::{header_lines, strip_header, HEADER_PREFIX};
 use crate::measure::heap_hooks;
@@ -348,6 +349,7 @@ impl Runner {
     ) -> Result<Measurement> {
         let mut method = self.valgrind.method;
         let mut split_parts = None;
+        let mut graph = None;
         let (region_profile, instructions, last, costs) = if method == Method::Callgrind {
             let child = ChildSpec {
                 plan: Plan::Callgrind,
@@ -365,6 +367,7 @@ impl Runner {
                 .map_err(|source| MeasureError::io("write", &region, source))?;
                 let total = dumps.parts.total() as i64;
                 split_parts = Some(dumps.parts);
+                graph = Some(dumps.graph);
                 (region, total, child, dumps.costs)
             } else {
                 // A program from before the protocol of parts (a diff's old
@@ -434,6 +437,9 @@ impl Runner {
         );
         fingerprint.method = method;
         fingerprint.cpu_profile = self.workspace.cpu();
+        if let Some(graph) = graph.as_ref().filter(|_| flame::enabled()) {
+            self.write_flame(harness, graph)?;
+        }
         self.write_outputs(
             Outcome {
                 harness,
@@ -449,6 +455,17 @@ impl Runner {
             &region_profile,
             &Lines::from_costs(harness, &costs),
         )
+    }
+
+    /// Writes the folded call paths of a Callgrind measurement and its
+    /// flame graph into this runner's output folder.
+    fn write_flame(&self, harness: &HarnessName, graph: &flame::CallGraph) -> Result<()> {
+        let folded = flame::fold(graph, flame::Limits::default());
+        let path = harness.file_in(&self.outputs, flame::FOLDED);
+        atomic_file::write(&path, flame::to_text(&folded).as_bytes())?;
+        flame::write_svg(&harness.file_in(&self.outputs, flame::PLAIN), || {
+            flame::plain(&folded, &format!("{harness}: the counted run"))
+        })
     }
 
     /// Writes the annotated profile (with the runner's header), the raw

@@ -17,7 +17,9 @@ use regress_measure::parts::Part;
 use serde::{Deserialize, Serialize};
 
 use super::callgrind_out::{self, Costs};
+use super::flame::CallGraph;
 use super::{MeasureError, Result};
+use crate::compare::Normalizer;
 use crate::limits;
 
 /// Instructions of one counted run, by part.
@@ -91,6 +93,8 @@ pub struct Dumps {
     pub parts: Parts,
     pub costs: Costs,
     pub by_part: std::collections::BTreeMap<Part, Costs>,
+    /// The run's call graph, all parts together ([`super::flame`]).
+    pub graph: CallGraph,
 }
 
 /// Reads the dumps `PROFILE.1`, `PROFILE.2`, ... of a Callgrind child and
@@ -100,6 +104,8 @@ pub fn read_dumps(profile: &Path) -> Result<Dumps> {
     let mut parts = Parts::default();
     let mut costs = Costs::new();
     let mut by_part: std::collections::BTreeMap<Part, Costs> = std::collections::BTreeMap::new();
+    let mut graph = CallGraph::default();
+    let normalizer = Normalizer::default();
     let mut dumps = 0;
     for number in 1.. {
         let path = PathBuf::from(format!("{}.{number}", profile.display()));
@@ -123,6 +129,9 @@ pub fn read_dumps(profile: &Path) -> Result<Dumps> {
                 ),
             ));
         }
+        graph
+            .add_dump(&text, &normalizer)
+            .map_err(|reason| bad(&path, reason))?;
         let of_part = by_part.entry(part).or_default();
         for (key, lines) in dump {
             let function = costs.entry(key.clone()).or_default();
@@ -151,6 +160,7 @@ pub fn read_dumps(profile: &Path) -> Result<Dumps> {
         parts,
         costs,
         by_part,
+        graph,
     })
 }
 

@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 use super::ProgramError;
 use crate::harness_name::HarnessName;
 use crate::measure::cpu_profile::CpuProfile;
+use crate::measure::flame;
 use crate::measure::valgrind::Valgrind;
 use crate::Measurement;
 
@@ -26,6 +27,14 @@ use crate::Measurement;
 /// An entry from before line data was kept has no `.lines.json`: it is
 /// measured again.
 const FILES: [&str; 4] = [".json", ".cachegrind.out", ".annotated.txt", ".lines.json"];
+
+/// Files a measurement has when its method gives them: a Callgrind
+/// measurement's call paths and flame graph.
+const OPTIONAL: [&str; 2] = [flame::FOLDED, flame::PLAIN];
+
+/// What a cache entry holds, in the key: entries of an older runner, made
+/// before the call paths were kept, are not found.
+const FORMAT: &str = "entry 2: record, profile, annotation, call paths";
 
 /// The stored measurements of one measured program under one Valgrind.
 #[derive(Debug, Clone)]
@@ -52,6 +61,7 @@ impl MeasurementCache {
             valgrind.version.to_string().as_bytes(),
             valgrind.method.to_string().as_bytes(),
             cpu.name().as_bytes(),
+            FORMAT.as_bytes(),
         ] {
             hash.update((part.len() as u64).to_le_bytes());
             hash.update(part);
@@ -75,6 +85,12 @@ impl MeasurementCache {
             return None;
         }
         std::fs::create_dir_all(outputs).ok()?;
+        for suffix in OPTIONAL {
+            let stored = harness.file_in(&self.dir, suffix);
+            if stored.is_file() {
+                std::fs::copy(stored, harness.file_in(outputs, suffix)).ok()?;
+            }
+        }
         for suffix in FILES {
             std::fs::copy(
                 harness.file_in(&self.dir, suffix),
@@ -99,6 +115,12 @@ impl MeasurementCache {
                     harness.file_in(&staging, suffix),
                 )?;
             }
+            for suffix in OPTIONAL {
+                let written = harness.file_in(outputs, suffix);
+                if written.is_file() {
+                    std::fs::copy(written, harness.file_in(&self.dir, suffix))?;
+                }
+            }
             // The record last: `load` needs them all.
             for suffix in FILES.iter().rev() {
                 std::fs::rename(
@@ -109,7 +131,7 @@ impl MeasurementCache {
             Ok(())
         })();
         if stored.is_err() {
-            for suffix in FILES {
+            for suffix in FILES.iter().chain(&OPTIONAL) {
                 let _ = std::fs::remove_file(harness.file_in(&self.dir, suffix));
             }
         }
@@ -144,6 +166,38 @@ mod tests {
             MeasurementCache::new(dir.path(), &program, &valgrind, CpuProfile::Default)
                 .expect("key");
         assert_ne!(one.dir, by_program.dir);
+    }
+
+    /// A measurement's call paths and flame graph travel with it when
+    /// it has them.
+    #[test]
+    fn call_paths_are_kept_and_restored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = MeasurementCache {
+            dir: dir.path().join("cache"),
+        };
+        let harness = crate::fixtures::name("a::b");
+        let outputs = dir.path().join("outputs");
+        std::fs::create_dir_all(&outputs).expect("mkdir");
+        for (suffix, text) in [
+            (".cachegrind.out", "events: Ir\n"),
+            (".annotated.txt", "text"),
+            (".lines.json", "{}"),
+            (flame::FOLDED, "main 5\n"),
+            (flame::PLAIN, "<svg/>"),
+        ] {
+            std::fs::write(harness.file_in(&outputs, suffix), text).expect("write");
+        }
+        std::fs::write(harness.file_in(&outputs, ".json"), "{}").expect("write");
+        cache.store(&harness, &outputs);
+        let elsewhere = dir.path().join("elsewhere");
+        // The record does not load as a measurement, but every file came back.
+        let _ = cache.load(&harness, &elsewhere);
+        assert_eq!(
+            std::fs::read_to_string(harness.file_in(&elsewhere, flame::FOLDED)).expect("read"),
+            "main 5\n"
+        );
+        assert!(harness.file_in(&elsewhere, flame::PLAIN).is_file());
     }
 
     #[test]

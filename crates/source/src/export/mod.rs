@@ -34,6 +34,7 @@
 //! run leaves only a temporary folder, which the next run removes.
 
 mod commit;
+mod live;
 mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -73,7 +74,8 @@ pub struct Export {
     /// The commit, or `wt-<hash>` for a working tree with changes. Equal
     /// keys mean equal sources.
     pub key: String,
-    /// The source tree, ready for cargo.
+    /// The source tree, ready for cargo: the key's folder, or for a
+    /// working tree with changes its checkout's live folder ([`live`]).
     pub tree: PathBuf,
     /// Whether this call made it (`false`: an earlier one did).
     pub created: bool,
@@ -88,8 +90,37 @@ struct Record {
 }
 
 /// Exports `revision` of `checkout` (or finds the export already made) and
-/// runs the library's generation step in it.
+/// runs the library's generation step in it. A working tree with changes
+/// is then built from its checkout's live folder ([`live`]), which the
+/// export is mirrored into.
 pub fn export(
+    checkout: &Checkout,
+    revision: &Revision,
+    dirs: &SourceDirs,
+    options: &Options,
+) -> Result<Export, SourceError> {
+    let mut exported = export_keyed(checkout, revision, dirs, options)?;
+    if exported.key.starts_with(live::PREFIX) {
+        let live = dirs
+            .exports(checkout.library().name)
+            .join(live::name(checkout.root()))
+            .join(TREE);
+        let mirrored = live::mirror(&exported.tree, &live)
+            .map_err(|error| SourceError::io("bring up to date", &live, error))?;
+        if mirrored != live::Mirrored::default() {
+            // A build script that names what it reruns on (s2n-tls-sys names
+            // only environment variables) is not rerun by cargo when a C
+            // file changes: a new build script time makes it run again.
+            live::touch_build_scripts(&live, checkout.library())
+                .map_err(|error| SourceError::io("touch the build scripts in", &live, error))?;
+        }
+        exported.tree = live;
+    }
+    Ok(exported)
+}
+
+/// The export of `revision` in the folder of its key.
+fn export_keyed(
     checkout: &Checkout,
     revision: &Revision,
     dirs: &SourceDirs,

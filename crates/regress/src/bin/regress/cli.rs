@@ -215,8 +215,9 @@ workspace's Cargo.lock pins. A side measured before with the same program and Va
 not measured again.
 
 Outputs (perf_outputs/diff/): report.json (schema 2), report.md (for a pull request \
-comment), <harness>.diff.txt (cg_annotate's per-function diff), base/ and head/ (the raw \
-region profiles).
+comment), <harness>.diff.txt (cg_annotate's per-function diff), <harness>.flame.diff.svg \
+(head's flame graph, red where it grew and blue where it shrank), base/ and head/ (the raw \
+region profiles, call paths and flame graphs).
 
 Exit codes: 0 nothing regressed beyond its threshold; 1 a harness regressed beyond its \
 threshold; 2 an error (a bad ref, a failed build or measurement, a missing shard); 130 \
@@ -251,6 +252,12 @@ pub struct DiffArgs {
     /// code reaches.
     #[arg(long, requires = "libraries")]
     pub all_harnesses: bool,
+
+    /// With --library and HEAD left out (the working tree): after the diff,
+    /// wait for a source file of the checkout to change, then build, measure
+    /// and print the verdicts again, until Ctrl-C.
+    #[arg(long, requires = "libraries", conflicts_with_all = ["head", "bmf", "shard"])]
+    pub watch: bool,
 
     #[command(flatten)]
     pub filters: Filters,

@@ -376,7 +376,14 @@ pub fn read_scalings(workspace: &Workspace) -> crate::Result<Vec<Scaling>> {
 }
 
 /// Writes `index.html` and one SVG per chart into `dir`; returns the page.
-pub fn write(dir: &Path, comparison: &Comparison, scalings: &[Scaling]) -> crate::Result<PathBuf> {
+/// The page links the flame graphs the runner drew into `outputs` (the
+/// records' folder).
+pub fn write(
+    dir: &Path,
+    outputs: &Path,
+    comparison: &Comparison,
+    scalings: &[Scaling],
+) -> crate::Result<PathBuf> {
     std::fs::create_dir_all(dir)
         .map_err(|source| crate::MeasureError::io("create", dir, source))?;
     let charts = charts(comparison, scalings);
@@ -384,8 +391,60 @@ pub fn write(dir: &Path, comparison: &Comparison, scalings: &[Scaling]) -> crate
         crate::atomic_file::write(&dir.join(&chart.file), chart.svg.as_bytes())?;
     }
     let index = dir.join("index.html");
-    crate::atomic_file::write(&index, page(comparison, scalings, &charts).as_bytes())?;
+    let mut html = page(comparison, scalings, &charts);
+    let flames = flame_section(dir, outputs)?;
+    if let Some(end) = html.rfind("</body>") {
+        html.insert_str(end, &flames);
+    }
+    crate::atomic_file::write(&index, html.as_bytes())?;
     Ok(index)
+}
+
+/// A list of links to the flame graphs in `outputs` (`<harness>.flame.svg`),
+/// relative to `dir` when it is a folder of `outputs`; empty when there are
+/// none.
+fn flame_section(dir: &Path, outputs: &Path) -> crate::Result<String> {
+    let entries = match std::fs::read_dir(outputs) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(source) => return Err(crate::MeasureError::io("list", outputs, source)),
+    };
+    let mut files: Vec<String> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| {
+            name.ends_with(crate::measure::flame::PLAIN)
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        })
+        .collect();
+    if files.is_empty() {
+        return Ok(String::new());
+    }
+    files.sort();
+    files.truncate(4096);
+    let prefix = if dir.parent() == Some(outputs) {
+        "../".to_owned()
+    } else {
+        format!("{}/", outputs.display())
+    };
+    let mut out = String::from(
+        "<h2>Flame graphs</h2>\n<p>Where each path's instructions went, by call path \
+         (rebuilt from Callgrind's call graph; see the README for where that is approximate).</p>\n<ul>\n",
+    );
+    for file in files {
+        let harness = file.trim_end_matches(crate::measure::flame::PLAIN);
+        let _ = writeln!(
+            out,
+            "<li><a href=\"{}{}\">{}</a></li>",
+            escape(&prefix),
+            escape(&file),
+            escape(harness)
+        );
+    }
+    out.push_str("</ul>\n");
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -446,6 +505,26 @@ mod tests {
 
     /// rustls is orange wherever it appears, and OpenSSL's ChaCha20 line
     /// is never drawn in s2n-tls's blue.
+    /// The page links the flame graphs beside the records, relative to
+    /// the report's folder; a file name that is not one of ours is left out.
+    #[test]
+    fn the_page_links_the_flame_graphs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outputs = dir.path().join("perf_outputs");
+        std::fs::create_dir_all(&outputs).expect("mkdir");
+        std::fs::write(outputs.join("s2n_tls.handshake.flame.svg"), "<svg/>").expect("write");
+        std::fs::write(outputs.join("x\"onload=y.flame.svg"), "<svg/>").expect("write");
+        let index = write(&outputs.join("report"), &outputs, &comparison(), &[]).expect("write");
+        let page = std::fs::read_to_string(index).expect("read");
+        assert!(
+            page.contains(
+                "<li><a href=\"../s2n_tls.handshake.flame.svg\">s2n_tls.handshake</a></li>"
+            ),
+            "{page}"
+        );
+        assert!(!page.contains("onload"), "{page}");
+    }
+
     #[test]
     fn each_library_keeps_its_colour_on_every_chart() {
         let charts = charts(&comparison(), &[]);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use regress::diff::library::{LibraryPlan, LibraryRequest};
 use regress::diff::pipeline::{DiffRequest, Plan};
 use regress::diff::report::DiffReport;
-use regress::diff::{render, Outcome as DiffOutcome};
+use regress::diff::{render, watch, Outcome as DiffOutcome};
 use regress::measure::cachegrind;
 use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
@@ -82,29 +82,82 @@ fn library_diff(context: &Context, args: DiffArgs) -> anyhow::Result<Outcome> {
         };
         (Some(base), args.head)
     };
-    let plan = LibraryPlan::resolve(
-        &context.workspace,
-        LibraryRequest {
-            libraries: args
-                .libraries
-                .iter()
-                .map(|spec| library_checkout(spec))
-                .collect::<Result<_, _>>()?,
-            base,
-            head,
-            merge_base: args.merge_base,
-            filters: args.filters.harnesses,
-            all_harnesses: args.all_harnesses,
-            shard: args.shard,
-            target_dir: args.target_dir,
-        },
-    )?;
+    let libraries: Vec<_> = args
+        .libraries
+        .iter()
+        .map(|spec| library_checkout(spec))
+        .collect::<Result<_, _>>()?;
+    let request = LibraryRequest {
+        libraries,
+        base,
+        head,
+        merge_base: args.merge_base,
+        filters: args.filters.harnesses,
+        all_harnesses: args.all_harnesses,
+        shard: args.shard,
+        target_dir: args.target_dir,
+    };
+    if args.watch {
+        return watch(context, request, &args.accept);
+    }
+    let plan = LibraryPlan::resolve(&context.workspace, request)?;
     measure(
         context,
         args.bmf.as_deref(),
         &args.accept,
         |valgrind, timeout| plan.run(valgrind, timeout, context.workers(), context.reporter),
     )
+}
+
+/// `--watch`: the library diff, then again after each change to the
+/// checkouts' sources, until Ctrl-C (exit 130). A diff that fails (a build
+/// error in the edit) is reported and the watch goes on.
+fn watch(context: &Context, request: LibraryRequest, accept: &[String]) -> anyhow::Result<Outcome> {
+    let reporter = context.reporter;
+    let take = || {
+        let mut all = watch::Snapshot::default();
+        for checkout in &request.libraries {
+            let seen = watch::Snapshot::take(&checkout.path, checkout.library.export);
+            all = all.merged(seen);
+        }
+        all
+    };
+    let valgrind = context.valgrind()?;
+    let timeout = cachegrind::timeout_from_env()?;
+    let mut last = take();
+    loop {
+        let plan = LibraryPlan::resolve(&context.workspace, request.clone())?;
+        match plan.run(&valgrind, timeout, context.workers(), reporter) {
+            Ok(report) => {
+                publish(context, &report, None, accept)?;
+            }
+            Err(regress::diff::DiffError::Interrupted) => {
+                return Err(regress::diff::DiffError::Interrupted.into())
+            }
+            Err(error) => reporter.note(&format!("error: {error}")),
+        }
+        reporter.note(&format!(
+            "watching {} source files of {} for changes (Ctrl-C to stop)",
+            last.len(),
+            request
+                .libraries
+                .iter()
+                .map(|checkout| checkout.spec.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        let seen = watch::wait_for_change(&last, take, watch::POLL)?;
+        let changed = seen.changed_since(&last, 3);
+        reporter.note(&format!(
+            "changed: {}; diffing again",
+            changed
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        last = seen;
+    }
 }
 
 /// Merges shard reports and writes the merged report.

@@ -30,7 +30,7 @@ pub fn report(context: &Context, args: &ReportArgs) -> anyhow::Result<Outcome> {
         context.reporter.event(Event::Wrote(&history));
         return Ok(Outcome::Clean);
     }
-    let index = html::write(&dir, &comparison, &scalings)?;
+    let index = html::write(&dir, &workspace.perf_outputs_dir(), &comparison, &scalings)?;
     context.reporter.event(Event::Wrote(&index));
     if let Some(history) = history {
         context.reporter.event(Event::Wrote(&history));
