@@ -9,12 +9,15 @@ use regress_measure::Harness;
 use crate::common::payload::RECORD_BYTES;
 use crate::common::pins::{every_other_expectation, Cipher, NamedGroup};
 use crate::openssl::tls::OpenSsl;
-use crate::paths::{Benchmark, Handshake, Library, Path};
+use crate::paths::{Benchmark, Handshake, Hostile, Library, Path};
 use crate::registry::not_applicable;
 use crate::rustls::tls::Rustls;
 use crate::s2n_tls::tls::S2nTls;
 use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
+use crate::tls::hostile::flood::KeyUpdateFlood;
+use crate::tls::hostile::{check_served, wire, HostileFlight, Victim};
+use crate::tls::key_update::KeyUpdate;
 use crate::tls::record::Records;
 use crate::tls::rejected::{RejectedHandshake, Rejection, REJECTED};
 use crate::tls::testing::{one_run, tls13};
@@ -30,7 +33,7 @@ fn full_handshakes(library: Library) -> impl Iterator<Item = Handshake> {
                 library,
                 path: Path::Handshake(*path),
             };
-            !path.resumption && not_applicable(&benchmark).is_none()
+            path.resumption.is_none() && not_applicable(&benchmark).is_none()
         })
 }
 
@@ -209,4 +212,112 @@ fn every_library_rejects_a_wrong_transfer() {
     record_check_rejects_a_wrong_transfer::<S2nTls>();
     record_check_rejects_a_wrong_transfer::<Rustls>();
     record_check_rejects_a_wrong_transfer::<OpenSsl>();
+}
+
+/// Each hostile path's check passes only on the server's answer to its own
+/// flight: the answer to another input fails it, and so does a server that
+/// received half the flight (it answers nothing, waiting for the rest).
+fn hostile_checks_need_their_flight<L: Victim>() {
+    let served = |input: Hostile, half: bool| {
+        let harness = HostileFlight::<L>::new(input);
+        let mut attack = harness.setup().expect("setup");
+        if half {
+            attack.flight.truncate(attack.flight.len() / 2);
+        }
+        let fresh = harness.prepare(&attack).expect("prepare");
+        let served = harness.run(&attack, fresh).expect("run");
+        (harness, attack, served)
+    };
+    for input in Hostile::HELLOS {
+        let (harness, attack, whole) = served(input, false);
+        harness.check(&attack, &whole).expect("its own flight");
+        let (_, _, half) = served(input, true);
+        assert!(harness.check(&attack, &half).is_err(), "{input:?}: half");
+        let other = match input {
+            Hostile::Retry => Hostile::KeyShares,
+            _ => Hostile::Retry,
+        };
+        let (_, _, answer) = served(other, false);
+        assert!(
+            harness.check(&attack, &answer).is_err(),
+            "{input:?}: the answer to {other:?}"
+        );
+    }
+}
+
+#[test]
+fn every_hostile_check_needs_its_flight() {
+    hostile_checks_need_their_flight::<S2nTls>();
+    // Not yet written for rustls 0.24's API (`registry::not_applicable`).
+    #[cfg(not(feature = "rustls-0-24"))]
+    hostile_checks_need_their_flight::<Rustls>();
+    hostile_checks_need_their_flight::<OpenSsl>();
+}
+
+/// The key-update flood's check needs the updates: the same one-byte
+/// records without them fail it.
+fn flood_check_needs_the_updates<L: KeyUpdate>() {
+    let mut harness = KeyUpdateFlood::<L>::new();
+    let setup = harness.setup().expect("setup");
+    let flooded = harness.prepare(&setup).expect("prepare");
+    let flooded = harness.run(&setup, flooded).expect("run");
+    harness.check(&setup, &flooded).expect("the flood");
+    harness.updates = false;
+    let plain = harness.prepare(&setup).expect("prepare");
+    let plain = harness.run(&setup, plain).expect("run");
+    assert!(
+        harness.check(&setup, &plain).is_err(),
+        "records without updates"
+    );
+}
+
+#[test]
+fn every_library_floods_only_with_updates() {
+    flood_check_needs_the_updates::<S2nTls>();
+    #[cfg(not(feature = "rustls-0-24"))]
+    flood_check_needs_the_updates::<Rustls>();
+    flood_check_needs_the_updates::<OpenSsl>();
+}
+
+/// The invalid-binder path's flight is a real resumption: untampered, the
+/// server resumes (a ServerHello accepting the PSK), and the path's check,
+/// which wants decrypt_error, fails on that answer.
+fn binder_check_needs_the_tampered_binder<L: Victim>() {
+    let harness = HostileFlight::<L>::new(Hostile::InvalidBinder);
+    let attack = harness.setup().expect("setup");
+    let fresh = harness.prepare(&attack).expect("prepare");
+    let served = harness.run(&attack, fresh).expect("run");
+    eprintln!(
+        "DBG {:?} {:?}",
+        served.outcome,
+        wire::reply(&L::attacker(&served.fresh).incoming_bytes())
+    );
+    harness.check(&attack, &served).expect("refused");
+    let mut fresh = L::fresh(&attack.configs).expect("fresh");
+    let flight = L::resumption_flight(&attack.configs).expect("a resumption");
+    L::attacker(&fresh).send(&flight).expect("send");
+    let outcome = L::serve(&mut fresh);
+    let answer = wire::reply(&L::attacker(&fresh).incoming_bytes()).expect("an answer");
+    assert!(
+        matches!(answer, wire::Reply::Hello(ref hello) if hello.psk && !hello.retry),
+        "{answer}"
+    );
+    for input in [Hostile::InvalidBinder, Hostile::CorruptTickets] {
+        assert!(
+            check_served(input, &L::defaults(), L::attacker(&fresh), &outcome).is_err(),
+            "{input:?} passed on a resumption"
+        );
+    }
+    let harness = HostileFlight::<L>::new(Hostile::CorruptTickets);
+    let attack = harness.setup().expect("setup");
+    let fresh = harness.prepare(&attack).expect("prepare");
+    let served = harness.run(&attack, fresh).expect("run");
+    harness.check(&attack, &served).expect("a full handshake");
+}
+
+#[test]
+fn the_binder_path_needs_a_tampered_binder() {
+    #[cfg(not(feature = "rustls-0-24"))]
+    binder_check_needs_the_tampered_binder::<Rustls>();
+    binder_check_needs_the_tampered_binder::<OpenSsl>();
 }

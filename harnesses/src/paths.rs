@@ -74,6 +74,9 @@ pub enum Path {
     KeyUpdate,
     /// A feature of one library that its users rely on.
     Feature(Feature),
+    /// A server of the library's defaults processing one flight a hostile
+    /// client chose (`crate::tls::hostile`): what a peer can make it pay.
+    Hostile(Hostile),
     /// The calibration loop: `iterations` iterations of three instructions,
     /// named `spin_<label>`. The label is given, not derived: the pipeline's
     /// own end-to-end test changes a spin's iterations under a fixed name to
@@ -99,6 +102,7 @@ impl fmt::Display for Path {
             Path::Aead(aead) => aead.fmt(f),
             Path::KeyUpdate => f.write_str("key_update"),
             Path::Feature(feature) => f.write_str(feature.name()),
+            Path::Hostile(hostile) => write!(f, "hostile_{}", hostile.name()),
             Path::Spin { label, .. } => write!(f, "spin_{label}"),
         }
     }
@@ -183,6 +187,91 @@ impl Feature {
     }
 }
 
+/// A flight a hostile client sends a server: every input is within the
+/// protocol's limits and each server's own, built by hand
+/// (`crate::tls::hostile`) in `setup`, outside the count. The server is of
+/// the library's defaults ([`crate::tls::defaults`]), what a deployment that
+/// changes nothing runs; the side that pays is always the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hostile {
+    /// One ClientHello filling one record (16 KiB): thousands of unknown
+    /// cipher suites, groups, signature schemes and extensions, the real
+    /// ones last, so a server walks every list to the end.
+    MaxHello,
+    /// A ClientHello with a key share for every group it offers:
+    /// X25519MLKEM768, X25519, secp256r1, secp384r1, secp521r1.
+    KeyShares,
+    /// A ClientHello whose only key share is for a group no server knows
+    /// (a GREASE value), forcing a HelloRetryRequest.
+    Retry,
+    /// [`Hostile::KeyShares`]'s ClientHello in records of one byte each.
+    Fragmented,
+    /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
+    /// server never issued, each with a binder, before a full handshake.
+    UnknownTickets,
+    /// A real client's resumption ClientHello (captured in `prepare`) whose
+    /// one ticket is replaced by [`Hostile::TICKETS`] copies, each with one
+    /// byte flipped: tickets of the server's own format and key that fail
+    /// to decrypt or to be found, before a full handshake. Only where the
+    /// defaults' server issues tickets.
+    CorruptTickets,
+    /// A real client's resumption ClientHello (the ticket the server issued
+    /// it, captured in `prepare`) with the last byte of its binder flipped:
+    /// the server decrypts the ticket and hashes the transcript before it
+    /// refuses. Only where the defaults' server issues tickets.
+    InvalidBinder,
+    /// On an established TLS 1.3 connection, KeyUpdate after KeyUpdate,
+    /// each followed by a one-byte record (`crate::tls::hostile::flood`).
+    KeyUpdateFlood,
+}
+
+impl Hostile {
+    /// The inputs that are a first flight: a ClientHello.
+    pub const HELLOS: [Hostile; 5] = [
+        Hostile::MaxHello,
+        Hostile::KeyShares,
+        Hostile::Retry,
+        Hostile::Fragmented,
+        Hostile::UnknownTickets,
+    ];
+
+    /// Every hostile input.
+    pub const ALL: [Hostile; 8] = [
+        Hostile::MaxHello,
+        Hostile::KeyShares,
+        Hostile::Retry,
+        Hostile::Fragmented,
+        Hostile::UnknownTickets,
+        Hostile::CorruptTickets,
+        Hostile::InvalidBinder,
+        Hostile::KeyUpdateFlood,
+    ];
+
+    /// Whether a real client of the library writes the flight (in
+    /// `prepare`, from a ticket of the victim's own server): only where the
+    /// defaults' server issues tickets.
+    pub const fn captured(self) -> bool {
+        matches!(self, Hostile::CorruptTickets | Hostile::InvalidBinder)
+    }
+
+    /// PSK identities [`Hostile::UnknownTickets`] offers.
+    pub const TICKETS: usize = 8;
+
+    /// Its path's name after `hostile_`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Hostile::MaxHello => "hello_max",
+            Hostile::KeyShares => "hello_key_shares",
+            Hostile::Retry => "hello_retry",
+            Hostile::Fragmented => "hello_1_byte_records",
+            Hostile::UnknownTickets => "hello_unknown_tickets",
+            Hostile::CorruptTickets => "hello_corrupt_tickets",
+            Hostile::InvalidBinder => "psk_invalid_binder",
+            Hostile::KeyUpdateFlood => "key_update_flood",
+        }
+    }
+}
+
 /// A handshake path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Handshake {
@@ -191,9 +280,10 @@ pub struct Handshake {
     /// The server requires a client certificate of the same PKI (mTLS).
     pub client_auth: bool,
     pub version: TlsVersion,
-    /// Resumed from a ticket obtained outside the count; tickets are off
-    /// on every other path.
-    pub resumption: bool,
+    /// Resumed from a session obtained outside the count, and how the
+    /// server keeps it; tickets and session caches are off on every other
+    /// path.
+    pub resumption: Option<Resumption>,
     /// The key-exchange group both sides must negotiate.
     pub group: NamedGroup,
     /// The client guesses wrong: its first (and only) key share is for
@@ -210,7 +300,7 @@ impl Handshake {
             pki,
             client_auth: false,
             version,
-            resumption: false,
+            resumption: None,
             group: NamedGroup::Secp256r1,
             retry: false,
         }
@@ -244,24 +334,26 @@ impl Handshake {
         },
         Handshake::full(Pki::Rsa4096, TlsVersion::Tls12),
         Handshake {
-            resumption: true,
+            resumption: Some(Resumption::Ticket),
             ..Handshake::RSA4096
         },
     ];
 
     /// The handshakes of 2026: the post-quantum hybrid every default
     /// negotiates, on the laboratory ECDSA PKI (full, mTLS), on resumption,
-    /// and on web-shaped chains; X25519 on a web chain; and a
-    /// HelloRetryRequest. Only libraries that can negotiate a path's group
-    /// have it (the registry asks each).
-    pub const REAL_WORLD: [Handshake; 7] = [
+    /// and on web-shaped chains; X25519 on a web chain; a
+    /// HelloRetryRequest; TLS 1.2 resumption from a ticket and TLS 1.3
+    /// resumption from the server's session cache. Only libraries that can
+    /// negotiate a path's group and keep its session have it (the registry
+    /// asks each).
+    pub const REAL_WORLD: [Handshake; 9] = [
         Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
         Handshake {
             client_auth: true,
             ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768)
         },
         Handshake {
-            resumption: true,
+            resumption: Some(Resumption::Ticket),
             ..Handshake::RSA4096.on(NamedGroup::X25519MlKem768)
         },
         Handshake::full(Pki::WebRsa2048, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
@@ -271,7 +363,24 @@ impl Handshake {
             retry: true,
             ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13)
         },
+        Handshake {
+            resumption: Some(Resumption::Ticket),
+            ..Handshake::full(Pki::Rsa4096, TlsVersion::Tls12)
+        },
+        Handshake {
+            resumption: Some(Resumption::Cache),
+            ..Handshake::RSA4096
+        },
     ];
+
+    /// The resumption paths of [`Handshake::ALL`] and
+    /// [`Handshake::REAL_WORLD`].
+    pub fn resumptions() -> impl Iterator<Item = Handshake> {
+        Handshake::ALL
+            .into_iter()
+            .chain(Handshake::REAL_WORLD)
+            .filter(|handshake| handshake.resumption.is_some())
+    }
 
     /// The suite every TLS 1.3 handshake pins is TLS_AES_128_GCM_SHA256;
     /// TLS 1.2 handshakes pin its ECDHE-RSA counterpart.
@@ -290,7 +399,7 @@ impl Handshake {
                 scheme: self.pki.signature_scheme(),
             },
             client_auth: self.client_auth,
-            tickets: self.resumption,
+            resumption: self.resumption,
             retry_from: if self.retry {
                 Some(Handshake::RETRY_GUESS)
             } else {
@@ -302,7 +411,7 @@ impl Handshake {
 
     /// What the handshake must have negotiated.
     pub const fn expected(&self) -> Expected {
-        self.profile().expected(self.resumption)
+        self.profile().expected(self.resumption.is_some())
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -315,16 +424,22 @@ impl Handshake {
                     .into(),
             );
         }
-        if self.resumption
-            && (self.pki, self.client_auth, self.version, self.retry)
-                != (Pki::Rsa4096, false, TlsVersion::Tls13, false)
-        {
-            return Err("session_resumption resumes handshake_rsa4096 and nothing else".into());
+        if let Some(resumption) = self.resumption {
+            if (self.pki, self.client_auth, self.retry) != (Pki::Rsa4096, false, false) {
+                return Err(
+                    "session_resumption resumes handshake_rsa4096 or its TLS 1.2 twin, \
+                     nothing else"
+                        .into(),
+                );
+            }
+            if resumption == Resumption::Cache && self.version != TlsVersion::Tls13 {
+                return Err("a session-cache resumption path is TLS 1.3's".into());
+            }
         }
         if self.client_auth && self.pki.is_web() {
             return Err("a web PKI has no client identity: no mTLS on it".into());
         }
-        if self.retry && (self.group == Handshake::RETRY_GUESS || self.resumption) {
+        if self.retry && (self.group == Handshake::RETRY_GUESS || self.resumption.is_some()) {
             return Err(format!(
                 "a HelloRetryRequest path needs a group other than the client's guess {} \
                  and a full handshake",
@@ -336,13 +451,20 @@ impl Handshake {
 }
 
 /// `handshake_[tls12_]<pki>`, `mtls_[tls12_]<pki>`, `hello_retry_<pki>` or
-/// `session_resumption` (which `Handshake::validate` keeps unique), then
+/// `session_resumption[_cache][_tls12]` (which `Handshake::validate` keeps
+/// unique), then
 /// `_<group>` for any group but secp256r1 (the laboratory pin, whose names
 /// predate groups).
 impl fmt::Display for Handshake {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.resumption {
+        if let Some(resumption) = self.resumption {
             f.write_str("session_resumption")?;
+            if resumption == Resumption::Cache {
+                f.write_str("_cache")?;
+            }
+            if self.version == TlsVersion::Tls12 {
+                f.write_str("_tls12")?;
+            }
         } else {
             let kind = match (self.client_auth, self.retry) {
                 (true, _) => "mtls",
@@ -361,6 +483,18 @@ impl fmt::Display for Handshake {
             group => write!(f, "_{}", group.label()),
         }
     }
+}
+
+/// How a server keeps the session a client resumes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resumption {
+    /// Stateless: the server encrypts the session into the ticket it sends
+    /// and decrypts it when the client offers it (TLS 1.3 PSK identity, or
+    /// TLS 1.2's SessionTicket extension).
+    Ticket,
+    /// Stateful: the server keeps the session in its cache and the ticket
+    /// it sends is the key; resuming is a cache lookup (TLS 1.3).
+    Cache,
 }
 
 /// How names mark a TLS 1.2 path: no comparison may line it up with the
@@ -526,9 +660,10 @@ pub struct Profile {
     /// The server requires and verifies a client certificate; the client
     /// presents the PKI's.
     pub client_auth: bool,
-    /// The server issues exactly one TLS 1.3 ticket per handshake and the
-    /// client keeps it; otherwise tickets and session caches are off.
-    pub tickets: bool,
+    /// The server issues exactly one ticket per handshake (stateless, or
+    /// the key of its session cache) and the client keeps it; `None`:
+    /// tickets and session caches are off.
+    pub resumption: Option<Resumption>,
     /// The client offers this group first, with its only key share, and
     /// `pins.group` second; the server offers `pins.group` only, so it asks
     /// for a HelloRetryRequest. `None`: both offer exactly `pins.group`.
@@ -608,6 +743,23 @@ mod tests {
         };
         assert_eq!(benchmark.name(), "s2n_tls::record_aes128gcm_16k");
         assert_eq!(Path::KeyUpdate.to_string(), "key_update");
+        let hostile: Vec<String> = Hostile::ALL
+            .iter()
+            .map(|hostile| Path::Hostile(*hostile).to_string())
+            .collect();
+        assert_eq!(
+            hostile,
+            [
+                "hostile_hello_max",
+                "hostile_hello_key_shares",
+                "hostile_hello_retry",
+                "hostile_hello_1_byte_records",
+                "hostile_hello_unknown_tickets",
+                "hostile_hello_corrupt_tickets",
+                "hostile_psk_invalid_binder",
+                "hostile_key_update_flood"
+            ]
+        );
         let features: Vec<String> = Feature::ALL
             .iter()
             .map(|feature| Path::Feature(*feature).to_string())
@@ -639,6 +791,8 @@ mod tests {
                 "handshake_web_ecdsa_p256_x25519mlkem768",
                 "handshake_web_ecdsa_p256_x25519",
                 "hello_retry_ecdsa_p256",
+                "session_resumption_tls12",
+                "session_resumption_cache",
             ]
         );
         let retry = Handshake::REAL_WORLD[6].profile();
@@ -664,7 +818,7 @@ mod tests {
         );
         assert_eq!(ecdsa.client_signature(), None);
         let resumption = Handshake::ALL[5];
-        assert!(resumption.profile().tickets && resumption.expected().resumed);
+        assert!(resumption.profile().resumption.is_some() && resumption.expected().resumed);
         assert_eq!(resumption.expected().server_signature(), None);
         let record = Record {
             cipher: Cipher::Aes256Gcm,
@@ -698,6 +852,11 @@ mod tests {
         assert!(Path::Handshake(pq_tls12).validate().is_err());
         let ecdsa_tls12 = Handshake::full(Pki::EcdsaP256, TlsVersion::Tls12);
         assert!(Path::Handshake(ecdsa_tls12).validate().is_err());
+        let cache_tls12 = Handshake {
+            resumption: Some(Resumption::Cache),
+            ..Handshake::full(Pki::Rsa4096, TlsVersion::Tls12)
+        };
+        assert!(Path::Handshake(cache_tls12).validate().is_err());
         let mtls_resumption = Handshake {
             client_auth: true,
             ..Handshake::ALL[5]

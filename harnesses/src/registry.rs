@@ -18,7 +18,8 @@ use regress_measure::program::{AnyHarness, Entry};
 
 use crate::common::pins::{Cipher, TlsVersion};
 use crate::paths::{
-    Aead, Benchmark, Direction, Feature, Handshake, Library, Path, Record, NAME_CAPACITY,
+    Aead, Benchmark, Direction, Feature, Handshake, Hostile, Library, Path, Record, Resumption,
+    NAME_CAPACITY,
 };
 
 /// The calibration loop of `iterations`, named `spin_<label>`.
@@ -55,11 +56,6 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         Library::S2nTls => [].iter(),
         _ => [Path::X509Parse, Path::X509Verify].iter(),
     };
-    // The rustls key_update harness is written for 0.23's API only.
-    let key_update = match library {
-        Library::Rustls if cfg!(feature = "rustls-0-24") => None,
-        _ => Some(Path::KeyUpdate),
-    };
     // The feature paths are s2n-tls's.
     let features = match library {
         Library::S2nTls => Feature::ALL.iter(),
@@ -70,9 +66,20 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         .chain(records)
         .chain(x509.copied())
         .chain(Handshake::REAL_WORLD.map(Path::Handshake))
-        .chain([Path::Defaults, Path::Rejected, Path::Shutdown])
-        .chain(key_update)
+        .chain([
+            Path::Defaults,
+            Path::Rejected,
+            Path::Shutdown,
+            Path::KeyUpdate,
+        ])
         .chain(features.copied().map(Path::Feature))
+        .chain(
+            Hostile::ALL
+                .into_iter()
+                // s2n-tls's default server issues no tickets.
+                .filter(move |input| !(library == Library::S2nTls && input.captured()))
+                .map(Path::Hostile),
+        )
 }
 
 /// Why the library, as this build links it, cannot run `benchmark`'s path,
@@ -83,8 +90,25 @@ pub fn not_applicable(benchmark: &Benchmark) -> Option<String> {
         (Library::OpenSsl, Path::Handshake(handshake)) => {
             crate::openssl::system::unsupported_group(handshake.group)
         }
+        (Library::OpenSsl, Path::Hostile(Hostile::CorruptTickets)) => Some(
+            "its count moves with the wall clock (about 160 instructions in some runs on \
+             Valgrind 3.19 and 3.24; OpenSSL reads the time without a hook): not gated until \
+             the cause is found and pinned"
+                .into(),
+        ),
+        (
+            Library::S2nTls,
+            Path::Handshake(Handshake {
+                resumption: Some(Resumption::Cache),
+                ..
+            }),
+        ) => Some(
+            "s2n-tls resumes TLS 1.3 sessions from tickets only: its session cache \
+             serves TLS 1.2 session ids (usage guide, \"Session Resumption\")"
+                .into(),
+        ),
         #[cfg(feature = "rustls-0-24")]
-        (Library::Rustls, Path::Shutdown | Path::Rejected) => {
+        (Library::Rustls, Path::Shutdown | Path::Rejected | Path::KeyUpdate | Path::Hostile(_)) => {
             Some("this harness is not yet written for rustls 0.24's API".into())
         }
         _ => None,
@@ -202,11 +226,29 @@ mod tests {
     fn the_list_is_valid() {
         let entries = all();
         let skipped = not_applicable_benchmarks();
+        // s2n-tls has no captured-ticket hostile paths (its default server
+        // issues no tickets).
+        let captured = Hostile::ALL.iter().filter(|input| input.captured()).count();
         assert_eq!(
             entries.len() + skipped.len(),
-            69 + 3 * (Handshake::REAL_WORLD.len() + 4) + Feature::ALL.len()
+            69 + 3 * (Handshake::REAL_WORLD.len() + 4 + Hostile::ALL.len()) + Feature::ALL.len()
+                - captured
         );
         for (name, why) in &skipped {
+            // rustls 0.24 builds lack the harnesses not yet written for its
+            // API (`not_applicable`).
+            if cfg!(feature = "rustls-0-24") && name.starts_with("rustls::") {
+                assert!(why.contains("rustls 0.24"), "{name}: {why}");
+                continue;
+            }
+            if name == "openssl::hostile_hello_corrupt_tickets" {
+                assert!(why.contains("wall clock"), "{why}");
+                continue;
+            }
+            if name == "s2n_tls::session_resumption_cache" {
+                assert!(why.contains("tickets only"), "{why}");
+                continue;
+            }
             assert!(
                 name.starts_with("openssl::") && name.ends_with("_x25519mlkem768"),
                 "{name}"

@@ -88,6 +88,47 @@ pub fn of_program(path: &Path) -> Result<Vec<String>, ToolchainError> {
     Ok(parse_comment(&section(path, &data, ".comment")?))
 }
 
+/// The names of the sections of the program at `path` that are loaded into
+/// memory (ELF `SHF_ALLOC`) and contain `needle`, in file order.
+///
+/// A string in a loaded section is part of the measured process's layout:
+/// one whose length depends on where the program was built (a checkout's
+/// path) moves every constant after it, and with their alignment the counts
+/// of the routines that copy and compare them. The harnesses' build keeps
+/// the checkout's path out of those sections (`scripts/openssl-configure`);
+/// `harnesses/tests/layout.rs` holds it to that.
+pub fn loaded_sections_naming(path: &Path, needle: &[u8]) -> Result<Vec<String>, ToolchainError> {
+    let data = std::fs::read(path).map_err(|source| ToolchainError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let file = object::File::parse(data.as_slice()).map_err(|error| ToolchainError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })?;
+    let mut found = Vec::new();
+    if needle.is_empty() {
+        return Ok(found);
+    }
+    for section in file.sections() {
+        let loaded = match section.flags() {
+            object::SectionFlags::Elf { sh_flags, .. } => {
+                sh_flags.0 & object::elf::SHF_ALLOC.0 != 0
+            }
+            _ => false,
+        };
+        if !loaded {
+            continue;
+        }
+        // `.bss` and its kind occupy no file bytes: nothing to search.
+        let Ok(bytes) = section.data() else { continue };
+        if bytes.windows(needle.len()).any(|window| window == needle) {
+            found.push(section.name().unwrap_or("(unnamed)").to_owned());
+        }
+    }
+    Ok(found)
+}
+
 /// The bytes of the section `name` of the object file `data` (read from
 /// `path`); empty when it has none.
 fn section(path: &Path, data: &[u8], name: &str) -> Result<Vec<u8>, ToolchainError> {

@@ -283,6 +283,13 @@ impl Expected {
         (!self.resumed).then_some(self.pins.scheme)
     }
 
+    /// The key-exchange group, unless a TLS 1.2 handshake resumed: its
+    /// abbreviated handshake exchanges no key (TLS 1.3 resumption keeps
+    /// an (EC)DHE exchange for forward secrecy).
+    pub fn group(&self) -> Option<NamedGroup> {
+        (!(self.resumed && self.pins.version == TlsVersion::Tls12)).then_some(self.pins.group)
+    }
+
     /// The client's handshake signature, with client authentication only.
     pub fn client_signature(&self) -> Option<SignatureScheme> {
         (self.client_auth && !self.resumed).then_some(self.pins.scheme)
@@ -295,7 +302,7 @@ impl Expected {
         for (side, seen) in sides {
             compare(side, "version", &seen.version, Some(self.pins.version))?;
             compare(side, "cipher suite", &seen.suite, Some(self.pins.suite))?;
-            compare(side, "group", &seen.group, Some(self.pins.group))?;
+            compare(side, "group", &seen.group, self.group())?;
             if let Some(retried) = seen.retried {
                 if retried != self.retried {
                     return Err(format!(

@@ -77,7 +77,7 @@ impl ServerIdentity for crate::rustls::tls::Rustls {
         let mut pem = PemCopies::of(profile.pki);
         pem.server_chain = key.chain_pem.to_vec();
         pem.server_key = key.key_pem.to_vec();
-        let (server, client_verifier) = server_config(&pinned, &pem, false, false)?;
+        let (server, client_verifier) = server_config(&pinned, &pem, false, None)?;
         let (client, server_verifier) = client_config(&pinned, &pem, false, None)?;
         Configs::assemble(
             Arc::new(client),

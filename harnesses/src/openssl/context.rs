@@ -14,7 +14,7 @@ use crate::common::error::Context as _;
 use crate::common::pins::{NamedGroup, TlsVersion};
 use crate::common::pki::SERVER_NAME;
 use crate::common::time::FIXED_UNIX_SECS;
-use crate::paths::Profile;
+use crate::paths::{Profile, Resumption};
 
 /// The fixed time as OpenSSL takes it (`X509_VERIFY_PARAM_set_time`).
 pub const FIXED_VERIFY_TIME: libc::time_t = FIXED_UNIX_SECS as libc::time_t;
@@ -44,9 +44,11 @@ fn group_list(groups: &[NamedGroup]) -> String {
 /// there is no HelloRetryRequest; `groups` says otherwise for a client that
 /// guesses another group first), exactly one signature scheme
 /// (`set_sigalgs_list` on both sides, which also fixes the scheme of an mTLS
-/// client's CertificateVerify), no session cache, tickets as the profile
-/// says (`SSL_OP_NO_TICKET` and no TLS 1.3 tickets, or exactly one per
-/// handshake), and the fixed verification time.
+/// client's CertificateVerify), sessions as the profile says (none:
+/// `SSL_OP_NO_TICKET`, no TLS 1.3 tickets and no session cache; tickets:
+/// exactly one per handshake, no cache; cache: the server's internal
+/// session cache and one stateful ticket per handshake), and the fixed
+/// verification time.
 fn base_builder(
     profile: &Profile,
     groups: &[NamedGroup],
@@ -77,16 +79,31 @@ fn base_builder(
     builder
         .set_sigalgs_list(pins.scheme.name())
         .context("setting the signature schemes")?;
-    builder.set_session_cache_mode(SslSessionCacheMode::OFF);
-    if profile.tickets {
-        builder
-            .set_num_tickets(1)
-            .context("setting the number of tickets")?;
-    } else {
-        builder.set_options(SslOptions::NO_TICKET);
-        builder
-            .set_num_tickets(0)
-            .context("turning TLS 1.3 tickets off")?;
+    match profile.resumption {
+        Some(Resumption::Ticket) => {
+            builder.set_session_cache_mode(SslSessionCacheMode::OFF);
+            builder
+                .set_num_tickets(1)
+                .context("setting the number of tickets")?;
+        }
+        Some(Resumption::Cache) => {
+            // A TLS 1.3 server with SSL_OP_NO_TICKET issues stateful
+            // tickets: the session stays in its internal cache and the
+            // ticket is its id. The client side keeps no cache (the
+            // harness hands it its session).
+            builder.set_session_cache_mode(SslSessionCacheMode::SERVER);
+            builder.set_options(SslOptions::NO_TICKET);
+            builder
+                .set_num_tickets(1)
+                .context("setting the number of tickets")?;
+        }
+        None => {
+            builder.set_session_cache_mode(SslSessionCacheMode::OFF);
+            builder.set_options(SslOptions::NO_TICKET);
+            builder
+                .set_num_tickets(0)
+                .context("turning TLS 1.3 tickets off")?;
+        }
     }
     builder.verify_param_mut().set_time(FIXED_VERIFY_TIME);
     Ok(builder)

@@ -14,8 +14,8 @@ use super::tls::OpenSsl;
 use crate::common::error::Context as _;
 use crate::common::pins::{CipherSuite, NamedGroup, Pins, TlsVersion};
 use crate::common::pki::SERVER_NAME;
-use crate::paths::Profile;
-use crate::tls::defaults::{Defaults, DEFAULTS_PKI};
+use crate::paths::{Profile, Resumption};
+use crate::tls::defaults::{self, Defaults, DEFAULTS_PKI};
 
 impl Defaults for OpenSsl {
     /// TLS 1.3, TLS_AES_256_GCM_SHA384, and from OpenSSL 3.5 on the
@@ -23,9 +23,8 @@ impl Defaults for OpenSsl {
     /// 3.5, X25519); the server sends two TLS 1.3 tickets after the
     /// handshake.
     fn defaults() -> Profile {
-        Profile {
-            pki: DEFAULTS_PKI,
-            pins: Pins {
+        defaults::profile(
+            Pins {
                 version: TlsVersion::Tls13,
                 suite: CipherSuite::Tls13Aes256GcmSha384,
                 group: if supports_mlkem() {
@@ -35,11 +34,8 @@ impl Defaults for OpenSsl {
                 },
                 scheme: DEFAULTS_PKI.signature_scheme(),
             },
-            client_auth: false,
-            tickets: true,
-            retry_from: None,
-            untrusted: false,
-        }
+            Some(Resumption::Ticket),
+        )
     }
 
     fn default_configs() -> Result<Contexts, HarnessError> {

@@ -55,6 +55,7 @@ pub mod config_build;
 pub mod context;
 pub mod defaults;
 pub mod ffi;
+pub mod hostile;
 pub mod key_update;
 pub mod rejected;
 pub mod resumption;
@@ -67,6 +68,8 @@ pub mod x509;
 
 use regress_measure::program::AnyHarness;
 
+pub use self::system::supports_mlkem;
+
 use self::tls::OpenSsl;
 use crate::paths::Path;
 use crate::tls::handshake::FullHandshake;
@@ -76,7 +79,7 @@ use crate::tls::record::Records;
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
     Ok(match *path {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
-        Path::Handshake(handshake) if handshake.resumption => {
+        Path::Handshake(handshake) if handshake.resumption.is_some() => {
             Box::new(resumption::SessionResumption(handshake))
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<OpenSsl>::new(handshake)),
@@ -88,6 +91,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::X509Verify => Box::new(x509::X509VerifyChain),
         Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<OpenSsl>::new()),
         Path::Feature(_) => return Err(crate::s2n_tls::features::ONLY_S2N_TLS.into()),
+        Path::Hostile(input) => crate::tls::hostile::harness::<OpenSsl>(input),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

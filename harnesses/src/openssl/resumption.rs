@@ -1,4 +1,6 @@
-//! [`SessionResumption`]: a TLS 1.3 handshake resumed from a session ticket.
+//! [`SessionResumption`]: a handshake resumed from a session: a TLS 1.3
+//! ticket (stateless, or the id of a session in the server's cache) or a
+//! TLS 1.2 ticket.
 
 use std::ffi::c_long;
 
@@ -11,14 +13,22 @@ use super::ffi;
 use super::system::runtime_libraries;
 use super::transport::Pair;
 use crate::common::error::{ensure, Context as _};
-use crate::paths::Handshake;
+use crate::common::pins::TlsVersion;
+use crate::paths::{Handshake, Resumption};
 
 /// How far the client's copy of the resumption session is backdated, in
 /// seconds (see [`SessionResumption`]).
 pub const SESSION_BACKDATE_SECS: c_long = 60;
 
-/// One TLS 1.3 handshake resumed from a session ticket (PSK with (EC)DHE),
-/// of the contexts of its [`Handshake`] path (tickets on).
+/// One handshake resumed from a session of the contexts of its
+/// [`Handshake`] path (tickets on): as below for a TLS 1.3 stateless
+/// ticket. With [`Resumption::Cache`] the server keeps the session in its
+/// internal cache (`SSL_OP_NO_TICKET` on TLS 1.3: a stateful ticket), looks
+/// it up by the ticket's id instead of decrypting the ticket, takes it out
+/// (single use) and caches the fresh session it issues; each run resumes a
+/// session of its own `prepare`'s full handshake. On TLS 1.2, an
+/// abbreviated handshake: the ticket in the client's SessionTicket
+/// extension, no key exchange, no new ticket (OpenSSL renews none).
 ///
 /// **Counted:** both sides' `SSL_do_handshake` until done: the client's
 /// ClientHello offering the ticket as a PSK identity with its binder and a
@@ -70,6 +80,61 @@ pub struct ResumptionSetup {
     session_der: Vec<u8>,
 }
 
+impl SessionResumption {
+    /// A full handshake whose client session, backdated and serialized, a
+    /// run resumes from.
+    fn obtain_session(&self, contexts: &Contexts) -> Result<Vec<u8>, HarnessError> {
+        let mut pair = Pair::new(contexts, None)?;
+        pair.handshake()
+            .context("the full handshake that obtains a ticket")?;
+        check_handshake(&pair, &contexts.profile, &contexts.profile.expected(false))?;
+        if self.0.version == TlsVersion::Tls13 {
+            let records = pair.server_records();
+            ensure(records.as_ref().map(Vec::len) == Some(1), || {
+                format!(
+                    "after a full handshake the server must send one ticket record: {records:?}"
+                )
+            })?;
+            // In TLS 1.3 the ticket arrives after the handshake; a read
+            // processes it (and then wants more: there is no application
+            // data). A TLS 1.2 ticket came within the handshake.
+            let mut byte = [0u8; 1];
+            match pair.client.ssl_read(&mut byte) {
+                Err(e) if e.code() == ErrorCode::WANT_READ => {}
+                Ok(n) => return Err(format!("client read {n} unexpected application bytes").into()),
+                Err(e) => return Err(e).context("client reading the session ticket"),
+            }
+        }
+        let session = pair
+            .client
+            .ssl()
+            .session()
+            .ok_or("the client has no session after the handshake")?
+            .to_owned();
+        ensure(ffi::session_has_ticket(&session), || {
+            "the client's session has no ticket".to_owned()
+        })?;
+        // Close the connection properly, then free it: the session is then
+        // ours alone and may be changed. (Freeing an `SSL` that has not sent
+        // close_notify marks its session "bad", never to be resumed, and a
+        // server takes it out of its cache.)
+        pair.client
+            .shutdown()
+            .context("client sending close_notify")?;
+        if self.0.resumption == Some(Resumption::Cache) {
+            pair.server
+                .shutdown()
+                .context("server sending close_notify")?;
+        }
+        drop(pair);
+        let backdated = session.time() - SESSION_BACKDATE_SECS;
+        // SAFETY: no connection uses the session any more and it has not
+        // been shared with another thread.
+        unsafe { ffi::set_session_time(&session, backdated) }.context("backdating the session")?;
+        session.to_der().context("serializing the session")
+    }
+}
+
 impl Harness for SessionResumption {
     type Setup = ResumptionSetup;
     type Input = Pair;
@@ -91,43 +156,7 @@ impl Harness for SessionResumption {
 
     fn setup(&self) -> Result<ResumptionSetup, HarnessError> {
         let contexts = Contexts::new(&self.0.profile())?;
-        let mut pair = Pair::new(&contexts, None)?;
-        pair.handshake()
-            .context("the full handshake that obtains a ticket")?;
-        check_handshake(&pair, &contexts.profile, &contexts.profile.expected(false))?;
-        let records = pair.server_records();
-        ensure(records.as_ref().map(Vec::len) == Some(1), || {
-            format!("after a full handshake the server must send one ticket record: {records:?}")
-        })?;
-        // In TLS 1.3 the ticket arrives after the handshake; a read processes
-        // it (and then wants more: there is no application data).
-        let mut byte = [0u8; 1];
-        match pair.client.ssl_read(&mut byte) {
-            Err(e) if e.code() == ErrorCode::WANT_READ => {}
-            Ok(n) => return Err(format!("client read {n} unexpected application bytes").into()),
-            Err(e) => return Err(e).context("client reading the session ticket"),
-        }
-        let session = pair
-            .client
-            .ssl()
-            .session()
-            .ok_or("the client has no session after the handshake")?
-            .to_owned();
-        ensure(ffi::session_has_ticket(&session), || {
-            "the client's session has no ticket".to_owned()
-        })?;
-        // Close the connection properly, then free it: the session is then
-        // ours alone and may be changed. (Freeing an `SSL` that has not sent
-        // close_notify marks its session "bad", never to be resumed.)
-        pair.client
-            .shutdown()
-            .context("client sending close_notify")?;
-        drop(pair);
-        let backdated = session.time() - SESSION_BACKDATE_SECS;
-        // SAFETY: no connection uses the session any more and it has not
-        // been shared with another thread.
-        unsafe { ffi::set_session_time(&session, backdated) }.context("backdating the session")?;
-        let session_der = session.to_der().context("serializing the session")?;
+        let session_der = self.obtain_session(&contexts)?;
         Ok(ResumptionSetup {
             contexts,
             session_der,
@@ -135,7 +164,16 @@ impl Harness for SessionResumption {
     }
 
     fn prepare(&self, setup: &ResumptionSetup) -> Result<Pair, HarnessError> {
-        let session = SslSession::from_der(&setup.session_der).context("decoding the session")?;
+        // A session the server keeps in its cache resumes once (TLS 1.3
+        // anti-replay takes it out): each run has its own.
+        let fresh;
+        let der = if self.0.resumption == Some(Resumption::Cache) {
+            fresh = self.obtain_session(&setup.contexts)?;
+            &fresh
+        } else {
+            &setup.session_der
+        };
+        let session = SslSession::from_der(der).context("decoding the session")?;
         Pair::new(&setup.contexts, Some(&session))
     }
 
@@ -150,9 +188,15 @@ impl Harness for SessionResumption {
         ensure(to_server == 0, || {
             format!("{to_server} bytes from the client left unread by the server")
         })?;
+        // A TLS 1.3 server sends one fresh ticket after resuming; a TLS 1.2
+        // server renews no ticket and has nothing left to send.
+        let tickets = usize::from(self.0.version == TlsVersion::Tls13);
         let records = pair.server_records();
-        ensure(records.as_ref().map(Vec::len) == Some(1), || {
-            format!("the server must send exactly one ticket record after resuming: {records:?}")
+        ensure(records.as_ref().map(Vec::len) == Some(tickets), || {
+            format!(
+                "the server must send exactly {tickets} ticket record(s) after resuming: \
+                 {records:?}"
+            )
         })
     }
 }
@@ -163,6 +207,49 @@ mod tests {
 
     fn harness() -> SessionResumption {
         SessionResumption(Handshake::ALL[5])
+    }
+
+    /// Every resumption path of this library (ticket, cache, TLS 1.2,
+    /// post-quantum, as the build has them).
+    fn every_path() -> Vec<SessionResumption> {
+        Handshake::resumptions()
+            .filter(|handshake| {
+                let benchmark = crate::paths::Benchmark {
+                    library: crate::paths::Library::OpenSsl,
+                    path: crate::paths::Path::Handshake(*handshake),
+                };
+                crate::registry::not_applicable(&benchmark).is_none()
+            })
+            .map(SessionResumption)
+            .collect()
+    }
+
+    /// Each path resumes and passes its check; a full handshake of the
+    /// same configs fails it.
+    #[test]
+    fn every_resumption_path_resumes_and_a_full_handshake_fails_it() {
+        let paths = every_path();
+        assert!(paths.len() >= 3, "{paths:?}");
+        for harness in paths {
+            let name = harness.0.to_string();
+            let setup = harness.setup().expect(&name);
+            let input = harness.prepare(&setup).expect(&name);
+            let pair = harness.run(&setup, input).expect(&name);
+            harness.check(&setup, &pair).expect(&name);
+            let full = harness
+                .run(&setup, Pair::new(&setup.contexts, None).expect(&name))
+                .expect(&name);
+            let error = harness
+                .check(&setup, &full)
+                .expect_err("a full handshake must fail the resumption check");
+            // A full TLS 1.2 handshake exchanges a key, which the resumed
+            // one does not: the group may be what its check names first.
+            let error = error.to_string();
+            assert!(
+                error.contains("esumed") || error.contains("group"),
+                "{name}: {error}"
+            );
+        }
     }
 
     #[test]

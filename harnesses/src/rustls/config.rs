@@ -14,14 +14,15 @@ use super::api::{
     self, ClientConfig, ClientSessionStore, CryptoProvider, NoServerSessionStorage, Resumption,
     RootCertStore, ServerConfig, TimeProvider, Tls12Resumption,
 };
+use super::resumption::SessionCache;
 use super::rng;
 use super::transport::{Accepting, Pair};
 use super::verify::{NotingClientVerifier, NotingServerVerifier};
 use crate::common::error::{ensure, Context as _};
-use crate::common::pins::Pins;
+use crate::common::pins::{Pins, TlsVersion};
 use crate::common::pki::{PemCopies, SERVER_NAME};
 use crate::common::time::FIXED_UNIX_SECS;
-use crate::paths::Profile;
+use crate::paths::{Profile, Resumption as Sessions};
 use crate::tls::sides::creating;
 
 /// The fixed time as a [`UnixTime`], for APIs that take one directly.
@@ -126,17 +127,19 @@ pub fn trust_only(ca_pem: &[u8]) -> Result<Arc<RootCertStore>, HarnessError> {
 ///
 /// With `client_auth`, the server requires a client certificate and verifies
 /// it against the CA with rustls's `WebPkiClientVerifier`; the returned
-/// verifier notes the client's signature scheme. No session storage and no
-/// session ids; with `tickets`, stateless TLS 1.3 tickets from rustls's
-/// aws-lc-rs `Ticketer`, one per handshake, otherwise none (so TLS 1.2
-/// servers send no session id and no ticket either). Extended master secret
+/// verifier notes the client's signature scheme. Sessions: with
+/// [`Sessions::Ticket`], stateless tickets from rustls's aws-lc-rs
+/// `Ticketer` (TLS 1.3, or TLS 1.2's SessionTicket), one per handshake, and
+/// no session storage; with [`Sessions::Cache`], no ticketer and a
+/// [`SessionCache`], whose key the TLS 1.3 ticket is; with neither, no
+/// tickets, no storage, so TLS 1.2 servers send no session id. Extended master secret
 /// is *required*: rustls negotiates it by default, requiring it turns its
 /// absence into a failed handshake instead of a silent change.
 pub fn server_config(
     pinned: &Pinned,
     pem: &PemCopies,
     client_auth: bool,
-    tickets: bool,
+    sessions: Option<Sessions>,
 ) -> Result<(ServerConfig, Option<Arc<NotingClientVerifier>>), HarnessError> {
     let builder = api::server_builder(&pinned.provider, &pinned.time, &pinned.pins)?;
     let (builder, client_verifier) = if client_auth {
@@ -152,9 +155,12 @@ pub fn server_config(
     let chain = parse_chain(&pem.server_chain)?;
     let mut config = api::with_single_cert(builder, chain, parse_key(&pem.server_key)?)
         .context("loading the server chain and key")?;
-    config.session_storage = Arc::new(NoServerSessionStorage {});
+    config.session_storage = match sessions {
+        Some(Sessions::Cache) => Arc::new(SessionCache::default()),
+        _ => Arc::new(NoServerSessionStorage {}),
+    };
     config.require_ems = true;
-    api::set_tickets(&mut config, tickets)?;
+    api::set_tickets(&mut config, sessions)?;
     Ok((config, client_verifier))
 }
 
@@ -185,10 +191,21 @@ pub fn client_config(
     };
     config.resumption = match resumption {
         None => Resumption::disabled(),
-        Some(store) => Resumption::store(store).tls12_resumption(Tls12Resumption::Disabled),
+        Some(store) => client_resumption(store, pinned.pins.version),
     };
     config.require_ems = true;
     Ok((config, verifier))
+}
+
+/// A client's resumption from `store`: of TLS 1.2 sessions (from a ticket
+/// or a session id) only when the path is TLS 1.2's, so a TLS 1.3 client's
+/// ClientHello carries no empty SessionTicket extension.
+pub fn client_resumption(store: Arc<dyn ClientSessionStore>, version: TlsVersion) -> Resumption {
+    let tls12 = match version {
+        TlsVersion::Tls12 => Tls12Resumption::SessionIdOrTickets,
+        TlsVersion::Tls13 => Tls12Resumption::Disabled,
+    };
+    Resumption::store(store).tls12_resumption(tls12)
 }
 
 /// A client and a server config built for one path, in `Arc`s shared by
@@ -215,7 +232,7 @@ impl Configs {
         profile: &Profile,
         resumption: Option<Arc<dyn ClientSessionStore>>,
     ) -> Result<Configs, HarnessError> {
-        ensure(profile.tickets == resumption.is_some(), || {
+        ensure(profile.resumption.is_some() == resumption.is_some(), || {
             "a client session store goes with tickets, and only with them".into()
         })?;
         let pinned = Pinned::of(profile);
@@ -224,7 +241,7 @@ impl Configs {
             pem.ca = profile.trusted_ca().ca_pem().to_vec();
         }
         let (server, client_verifier) =
-            server_config(&pinned, &pem, profile.client_auth, profile.tickets)?;
+            server_config(&pinned, &pem, profile.client_auth, profile.resumption)?;
         let (client, server_verifier) =
             client_config(&pinned, &pem, profile.client_auth, resumption)?;
         Configs::assemble(

@@ -71,7 +71,7 @@ impl Harness for ConfigBuild {
     }
 
     fn run(&self, setup: &ConfigBuildSetup, _: ()) -> Result<BuiltConfigs, HarnessError> {
-        let (server, _) = server_config(&setup.pinned, &setup.pem, false, false)?;
+        let (server, _) = server_config(&setup.pinned, &setup.pem, false, None)?;
         let (client, server_verifier) = client_config(&setup.pinned, &setup.pem, false, None)?;
         Ok(BuiltConfigs {
             client: Arc::new(client),

@@ -19,7 +19,7 @@ use crate::common::error::Context as _;
 use crate::common::pins::{CipherSuite, NamedGroup, Pins, TlsVersion};
 use crate::common::pki::PemCopies;
 use crate::paths::Profile;
-use crate::tls::defaults::{Defaults, DEFAULTS_PKI};
+use crate::tls::defaults::{self, Defaults, DEFAULTS_PKI};
 
 impl Defaults for Rustls {
     /// rustls 0.23.46 with aws-lc-rs and its default feature
@@ -29,19 +29,15 @@ impl Defaults for Rustls {
     /// sends TLS 1.3 tickets from its in-memory session cache after the
     /// handshake.
     fn defaults() -> Profile {
-        Profile {
-            pki: DEFAULTS_PKI,
-            pins: Pins {
+        defaults::profile(
+            Pins {
                 version: TlsVersion::Tls13,
                 suite: CipherSuite::Tls13Aes256GcmSha384,
                 group: NamedGroup::X25519MlKem768,
                 scheme: DEFAULTS_PKI.signature_scheme(),
             },
-            client_auth: false,
-            tickets: true,
-            retry_from: None,
-            untrusted: false,
-        }
+            Some(crate::paths::Resumption::Cache),
+        )
     }
 
     fn default_configs() -> Result<Configs, HarnessError> {

@@ -103,6 +103,8 @@ pub mod config;
 pub mod config_build;
 pub mod defaults;
 #[cfg(not(feature = "rustls-0-24"))]
+pub mod hostile;
+#[cfg(not(feature = "rustls-0-24"))]
 pub mod key_update;
 #[cfg(not(feature = "rustls-0-24"))]
 pub mod rejected;
@@ -129,7 +131,7 @@ pub const KEY_UPDATE_0_24: &str = "the key_update harness is written for rustls 
 pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
     Ok(match *path {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
-        Path::Handshake(handshake) if handshake.resumption => {
+        Path::Handshake(handshake) if handshake.resumption.is_some() => {
             Box::new(resumption::SessionResumption(handshake))
         }
         Path::Handshake(handshake) => Box::new(FullHandshake::<Rustls>::new(handshake)),
@@ -150,6 +152,10 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         #[cfg(feature = "rustls-0-24")]
         Path::KeyUpdate => return Err(KEY_UPDATE_0_24.into()),
         Path::Feature(_) => return Err(crate::s2n_tls::features::ONLY_S2N_TLS.into()),
+        #[cfg(not(feature = "rustls-0-24"))]
+        Path::Hostile(input) => crate::tls::hostile::harness::<Rustls>(input),
+        #[cfg(feature = "rustls-0-24")]
+        Path::Hostile(_) => return Err("not yet written for rustls 0.24's API".into()),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

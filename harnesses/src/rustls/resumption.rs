@@ -1,20 +1,24 @@
-//! [`SessionResumption`]: a TLS 1.3 handshake resumed from a session ticket.
+//! [`SessionResumption`]: a handshake resumed from a session: a TLS 1.3
+//! ticket (stateless, or the key of the server's [`SessionCache`]) or a
+//! TLS 1.2 ticket.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use regress_measure::{Harness, HarnessError};
 
-use super::api::{ClientConfig, Resumption, Ticket, Tls12Resumption};
+use super::api::{ClientConfig, Ticket, Tls12Session};
 use super::check::check_handshake;
-use super::config::Configs;
+use super::config::{client_resumption, Configs};
 use super::transport::{Accepting, Pair};
 use crate::common::error::Context as _;
+use crate::common::pins::TlsVersion;
 use crate::paths::Handshake;
 
-/// A client session store holding TLS 1.3 tickets in a queue, without
-/// hashing: either it *catches* the tickets a client receives (and offers
-/// none), or it *offers* queued tickets, oldest first (and keeps none).
+/// A client session store holding TLS 1.3 tickets and TLS 1.2 sessions in
+/// queues, without hashing: either it *catches* the sessions a client
+/// receives (and offers none), or it *offers* queued ones, oldest first
+/// (and keeps none).
 ///
 /// rustls's own `ClientSessionMemoryCache` keys sessions by server name in a
 /// `HashMap` with a per-process random hasher; one server name needs no map.
@@ -28,6 +32,7 @@ use crate::paths::Handshake;
 pub struct TicketQueue {
     offers: bool,
     tickets: Mutex<VecDeque<Ticket>>,
+    tls12: Mutex<VecDeque<Tls12Session>>,
 }
 
 impl TicketQueue {
@@ -35,6 +40,7 @@ impl TicketQueue {
         TicketQueue {
             offers,
             tickets: Mutex::new(VecDeque::new()),
+            tls12: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -48,6 +54,28 @@ impl TicketQueue {
 
     fn pop(&self) -> Option<Ticket> {
         self.tickets.lock().ok()?.pop_front()
+    }
+
+    /// Moves the sessions this queue caught to `offering`; an error if it
+    /// caught none.
+    fn hand_over(&self, offering: &TicketQueue) -> Result<(), HarnessError> {
+        let poisoned = "a ticket queue's lock is poisoned";
+        let mut tickets = self.tickets.lock().map_err(|_| poisoned)?;
+        let mut tls12 = self.tls12.lock().map_err(|_| poisoned)?;
+        if tickets.is_empty() && tls12.is_empty() {
+            return Err("the client received no session ticket".into());
+        }
+        offering
+            .tickets
+            .lock()
+            .map_err(|_| poisoned)?
+            .extend(tickets.drain(..));
+        offering
+            .tls12
+            .lock()
+            .map_err(|_| poisoned)?
+            .extend(tls12.drain(..));
+        Ok(())
     }
 
     /// A ticket the client received: kept by a catching queue.
@@ -69,14 +97,98 @@ impl TicketQueue {
         }
     }
 
+    /// A TLS 1.2 session the client completed: kept by a catching queue.
+    pub(in crate::rustls) fn catch_tls12(&self, session: Tls12Session) {
+        if !self.offers {
+            if let Ok(mut queue) = self.tls12.lock() {
+                queue.push_back(session);
+            }
+        }
+    }
+
+    /// The TLS 1.2 session a client offers: the oldest queued, from an
+    /// offering queue.
+    pub(in crate::rustls) fn offer_tls12(&self) -> Option<Tls12Session> {
+        if self.offers {
+            self.tls12.lock().ok()?.pop_front()
+        } else {
+            None
+        }
+    }
+
     #[cfg(test)]
     fn len(&self) -> usize {
         self.tickets.lock().map(|queue| queue.len()).unwrap_or(0)
     }
 }
 
-/// One TLS 1.3 handshake resumed from a session ticket (PSK with (EC)DHE),
-/// of the configs of its [`Handshake`] path (tickets on).
+/// A server's session cache for [`Resumption::Cache`] paths: sessions in
+/// a queue of `(key, session)`, found by comparing keys, oldest first.
+///
+/// rustls's own `ServerSessionMemoryCache` is a `HashMap` with a
+/// per-process random hasher, whose probing would move counts from one
+/// process to the next; a real server plugs in its own store the same way
+/// (`ServerConfig::session_storage`). Its `StoresServerSessions` impl is in
+/// [`super::api`]: it only calls `keep`, `find` and `remove`.
+///
+/// [`Resumption::Cache`]: crate::paths::Resumption::Cache
+#[derive(Debug, Default)]
+pub struct SessionCache {
+    sessions: Mutex<VecDeque<(Vec<u8>, Vec<u8>)>>,
+}
+
+impl SessionCache {
+    /// Keeps `session` under `key`, replacing any session of that key.
+    pub(in crate::rustls) fn keep(&self, key: &[u8], session: Vec<u8>) -> bool {
+        let Ok(mut sessions) = self.sessions.lock() else {
+            return false;
+        };
+        sessions.retain(|(kept, _)| kept != key);
+        sessions.push_back((key.to_vec(), session));
+        true
+    }
+
+    /// The session kept under `key`.
+    pub(in crate::rustls) fn find(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let sessions = self.sessions.lock().ok()?;
+        sessions
+            .iter()
+            .find(|(kept, _)| kept == key)
+            .map(|(_, session)| session.clone())
+    }
+
+    /// The session kept under `key`, no longer kept (TLS 1.3 sessions are
+    /// single-use).
+    pub(in crate::rustls) fn remove(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let mut sessions = self.sessions.lock().ok()?;
+        let at = sessions.iter().position(|(kept, _)| kept == key)?;
+        sessions.remove(at).map(|(_, session)| session)
+    }
+
+    /// How many sessions are kept.
+    pub fn len(&self) -> usize {
+        self.sessions
+            .lock()
+            .map(|sessions| sessions.len())
+            .unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One handshake resumed from a session of the configs of its
+/// [`Handshake`] path (tickets on): as below for a TLS 1.3 stateless ticket;
+/// with [`Resumption::Cache`], the server has no ticketer, and instead of
+/// decrypting the ticket it takes the session its id names from its
+/// [`SessionCache`] (and keeps the fresh session it issues there); on
+/// TLS 1.2, an abbreviated handshake: the client offers the ticket in its
+/// SessionTicket extension, the server decrypts it, both derive keys from
+/// the resumed master secret (no key exchange), the server sends a fresh
+/// NewSessionTicket before its ChangeCipherSpec and Finished.
+///
+/// [`Resumption::Cache`]: crate::paths::Resumption::Cache
 ///
 /// **Counted:** `ClientConnection::new`, where the client takes the queued
 /// ticket from its session store and writes a ClientHello with a secp256r1
@@ -132,13 +244,12 @@ impl ResumptionSetup {
         pair.handshake()
             .context("the full handshake that obtains a ticket")?;
         check_handshake(&self.configs, &pair, &self.configs.profile.expected(false))?;
-        pair.server_to_client()
-            .context("delivering the session ticket")?;
-        let ticket = self
-            .caught
-            .pop()
-            .ok_or("the client received no session ticket")?;
-        self.offered.push(ticket)
+        if self.configs.profile.pins.version == TlsVersion::Tls13 {
+            // A TLS 1.2 client has its session when the handshake is done.
+            pair.server_to_client()
+                .context("delivering the session ticket")?;
+        }
+        self.caught.hand_over(&self.offered)
     }
 }
 
@@ -163,7 +274,7 @@ impl Harness for SessionResumption {
         let caught = Arc::new(TicketQueue::new(false));
         let mut catching_client = ClientConfig::clone(&configs.client);
         catching_client.resumption =
-            Resumption::store(caught.clone()).tls12_resumption(Tls12Resumption::Disabled);
+            client_resumption(caught.clone(), configs.profile.pins.version);
         Ok(ResumptionSetup {
             configs,
             offered,
@@ -194,6 +305,49 @@ mod tests {
 
     fn harness() -> SessionResumption {
         SessionResumption(Handshake::ALL[5])
+    }
+
+    /// Every resumption path of this library (ticket, cache, TLS 1.2,
+    /// post-quantum, as the build has them).
+    fn every_path() -> Vec<SessionResumption> {
+        Handshake::resumptions()
+            .filter(|handshake| {
+                let benchmark = crate::paths::Benchmark {
+                    library: crate::paths::Library::Rustls,
+                    path: crate::paths::Path::Handshake(*handshake),
+                };
+                crate::registry::not_applicable(&benchmark).is_none()
+            })
+            .map(SessionResumption)
+            .collect()
+    }
+
+    /// Each path resumes and passes its check; a full handshake of the
+    /// same configs fails it.
+    #[test]
+    fn every_resumption_path_resumes_and_a_full_handshake_fails_it() {
+        let paths = every_path();
+        assert!(paths.len() >= 4, "{paths:?}");
+        for harness in paths {
+            let name = harness.0.to_string();
+            let setup = harness.setup().expect(&name);
+            let input = harness.prepare(&setup).expect(&name);
+            let pair = harness.run(&setup, input).expect(&name);
+            harness.check(&setup, &pair).expect(&name);
+            let full = harness
+                .run(&setup, setup.configs.accept().expect(&name))
+                .expect(&name);
+            let error = harness
+                .check(&setup, &full)
+                .expect_err("a full handshake must fail the resumption check");
+            // A full TLS 1.2 handshake exchanges a key, which the resumed
+            // one does not: the group may be what its check names first.
+            let error = error.to_string();
+            assert!(
+                error.contains("esumed") || error.contains("group"),
+                "{name}: {error}"
+            );
+        }
     }
 
     /// As the measured child does: all inputs prepared first, then the runs.

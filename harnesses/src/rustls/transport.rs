@@ -31,9 +31,9 @@ use regress_measure::parts::Side;
 /// therefore starts with it ([`Accepting::connect`]).
 #[derive(Debug)]
 pub struct Accepting {
-    server: api::Side<ServerConnection>,
-    client_end: Endpoint,
-    server_end: Endpoint,
+    pub(in crate::rustls) server: api::Side<ServerConnection>,
+    pub(in crate::rustls) client_end: Endpoint,
+    pub(in crate::rustls) server_end: Endpoint,
 }
 
 impl Accepting {

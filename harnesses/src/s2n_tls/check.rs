@@ -57,7 +57,6 @@ pub fn negotiated(conn: &Connection) -> Result<Negotiated, HarnessError> {
         other => Seen::Other(format!("{other:?}")),
     };
     Ok(Negotiated {
-        version,
         suite: CipherSuite::from_name(conn.cipher_suite().context("reading the cipher suite")?),
         group: conn
             .selected_key_exchange_group()
@@ -68,9 +67,15 @@ pub fn negotiated(conn: &Connection) -> Result<Negotiated, HarnessError> {
                 .context("reading the handshake type")?
                 .contains("HELLO_RETRY_REQUEST"),
         ),
-        server_signature: conn
-            .signature_scheme()
-            .map_or(Seen::Nothing, SignatureScheme::from_name),
+        // A TLS 1.2 server chooses its scheme as it reads the ClientHello,
+        // before it decides to resume, and reports it; a resumed handshake
+        // signs nothing (its type has no FULL_HANDSHAKE, which
+        // `check_handshake_type` asserts).
+        server_signature: match conn.signature_scheme() {
+            _ if conn.resumed() && version == Seen::Is(TlsVersion::Tls12) => Seen::Nothing,
+            scheme => scheme.map_or(Seen::Nothing, SignatureScheme::from_name),
+        },
+        version,
         client_signature,
     })
 }
@@ -163,11 +168,16 @@ pub fn check_handshake(
     ensure(client == server, || {
         "client and server completed the handshake with different secrets".to_owned()
     })?;
+    // A full TLS 1.2 handshake with tickets on issues one within the
+    // handshake; s2n-tls renews none on resumption.
+    let tls12_ticket = profile.resumption.is_some()
+        && expected.pins.version == TlsVersion::Tls12
+        && !expected.resumed;
     for (side, conn) in [("client", &pair.client), ("server", &pair.server)] {
-        check_handshake_type(side, conn, expected)?;
+        check_handshake_type(side, conn, expected, tls12_ticket)?;
     }
     expected.check(&both_sides(pair)?)?;
-    if !profile.tickets {
+    if profile.resumption.is_none() {
         // In particular no TLS 1.3 NewSessionTicket, which a server with
         // tickets sends right after the handshake.
         let in_flight = pair.in_flight();
@@ -179,7 +189,7 @@ pub fn check_handshake(
         return Ok(());
     }
     if expected.pins.version == TlsVersion::Tls12 {
-        check_tls12_extras(pair, expected.pins.suite)?;
+        check_tls12_extras(pair, expected.pins.suite, tls12_ticket)?;
     }
     let (server_chain, client_chain) = chains(profile.pki);
     check_chain(&pair.client, "server", &server_chain)?;
@@ -204,6 +214,7 @@ fn check_handshake_type(
     side: &str,
     conn: &Connection,
     expected: &Expected,
+    tls12_ticket: bool,
 ) -> Result<(), HarnessError> {
     let handshake_type = conn
         .handshake_type()
@@ -212,9 +223,14 @@ fn check_handshake_type(
     ensure(handshake_type.contains("FULL_HANDSHAKE") != resumed, || {
         format!("{side}: handshake type {handshake_type}, expected resumed={resumed}")
     })?;
-    ensure(!handshake_type.contains("WITH_SESSION_TICKET"), || {
-        format!("{side}: handshake type {handshake_type}: a TLS 1.2 ticket was issued")
-    })?;
+    ensure(
+        handshake_type.contains("WITH_SESSION_TICKET") == tls12_ticket,
+        || {
+            format!(
+                "{side}: handshake type {handshake_type}, expected a TLS 1.2 ticket {tls12_ticket}"
+            )
+        },
+    )?;
     let client_auth = expected.client_auth && !resumed;
     ensure(
         handshake_type.contains("CLIENT_AUTH") == client_auth,
@@ -229,6 +245,9 @@ fn check_handshake_type(
 /// `S2N_SERIALIZED_FORMAT_TLS12_V3` (4) state: protocol version, cipher suite
 /// (2 bytes), time (8), master secret (48) and `ems_negotiated` (1).
 const STATE_WITH_SESSION_ID: u8 = 0;
+/// `S2N_STATE_WITH_SESSION_TICKET`: the ticket's length (2 bytes) and
+/// bytes come first instead of a session ID.
+const STATE_WITH_SESSION_TICKET: u8 = 1;
 const SERIALIZED_FORMAT_TLS12_V3: u8 = 4;
 const TLS12_STATE_LEN: usize = 1 + 1 + 2 + 8 + 48 + 1;
 /// `S2N_TLS12` in s2n.h.
@@ -246,15 +265,28 @@ const S2N_TLS12: u8 = 33;
 /// connections report, or the check fails rather than read a moved byte.
 /// Equal master secrets on both sides also show the server derived it the
 /// same way.
-pub fn check_tls12_extras(pair: &Pair, suite: CipherSuite) -> Result<(), HarnessError> {
+///
+/// With `ticket`, the server issued a TLS 1.2 ticket: the state holds it in
+/// place of a session ID.
+pub fn check_tls12_extras(
+    pair: &Pair,
+    suite: CipherSuite,
+    ticket: bool,
+) -> Result<(), HarnessError> {
     let offered = pair
         .server
         .client_hello()
         .context("reading the ClientHello on the server")?
         .session_id()
         .context("reading the ClientHello's session ID")?;
-    ensure(offered.is_empty(), || {
-        format!("the client offered a {}-byte session ID", offered.len())
+    // A client that asks for a ticket sends a session ID of its own, by
+    // which it recognises a resumption (RFC 5077, section 3.4).
+    let id_len = if ticket { 32 } else { 0 };
+    ensure(offered.len() == id_len, || {
+        format!(
+            "the client offered a {}-byte session ID, expected {id_len}",
+            offered.len()
+        )
     })?;
     let client_secret = pair
         .client
@@ -285,12 +317,17 @@ pub fn check_tls12_extras(pair: &Pair, suite: CipherSuite) -> Result<(), Harness
         )
     };
     let (&format, rest) = state.split_first().ok_or_else(layout)?;
-    let (&id_len, rest) = rest.split_first().ok_or_else(layout)?;
-    let tls12 = rest.get(usize::from(id_len)..).ok_or_else(layout)?;
-    ensure(
-        format == STATE_WITH_SESSION_ID && tls12.len() == TLS12_STATE_LEN,
-        layout,
-    )?;
+    let tls12 = if ticket {
+        ensure(format == STATE_WITH_SESSION_TICKET, layout)?;
+        let (len, rest) = rest.split_first_chunk::<2>().ok_or_else(layout)?;
+        rest.get(usize::from(u16::from_be_bytes(*len))..)
+    } else {
+        ensure(format == STATE_WITH_SESSION_ID, layout)?;
+        let (&id_len, rest) = rest.split_first().ok_or_else(layout)?;
+        rest.get(usize::from(id_len)..)
+    }
+    .ok_or_else(layout)?;
+    ensure(tls12.len() == TLS12_STATE_LEN, layout)?;
     ensure(
         tls12[0] == SERIALIZED_FORMAT_TLS12_V3
             && tls12[1] == S2N_TLS12
@@ -317,7 +354,10 @@ mod tests {
     /// Every pinned handshake passes, each with the chains of its PKI.
     #[test]
     fn finished_handshakes_pass() {
-        for path in Handshake::ALL.into_iter().filter(|path| !path.resumption) {
+        for path in Handshake::ALL
+            .into_iter()
+            .filter(|path| path.resumption.is_none())
+        {
             let (configs, pair) = testing::one_run::<S2nTls>(path);
             check_handshake(&pair, &configs.profile, &path.expected()).expect("pinned");
         }

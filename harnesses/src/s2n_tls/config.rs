@@ -284,7 +284,7 @@ impl Configs {
     /// Both configs of `profile`, on the policies that pin its parameters.
     pub fn new(profile: &Profile) -> Result<Configs, HarnessError> {
         let (client_policy, server_policy) = policies(profile)?;
-        let tickets = profile.tickets.then(TicketStore::default);
+        let tickets = profile.resumption.is_some().then(TicketStore::default);
         Ok(Configs {
             client: client_config(
                 &policy(client_policy)?,
@@ -295,7 +295,7 @@ impl Configs {
             server: server_config(
                 &policy(server_policy)?,
                 profile.pki,
-                profile.tickets,
+                profile.resumption.is_some(),
                 profile.client_auth,
             )?,
             profile: *profile,

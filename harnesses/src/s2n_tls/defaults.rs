@@ -11,7 +11,7 @@ use super::tls::S2nTls;
 use crate::common::error::Context as _;
 use crate::common::pins::{CipherSuite, NamedGroup, Pins, TlsVersion};
 use crate::paths::Profile;
-use crate::tls::defaults::{Defaults, DEFAULTS_PKI};
+use crate::tls::defaults::{self, Defaults, DEFAULTS_PKI};
 
 /// A builder of s2n-tls's defaults and what it cannot default: no system
 /// trust store and the fixed clocks.
@@ -33,19 +33,15 @@ impl Defaults for S2nTls {
     /// first among its groups; no tickets (a server has none without a
     /// ticket key).
     fn defaults() -> Profile {
-        Profile {
-            pki: DEFAULTS_PKI,
-            pins: Pins {
+        defaults::profile(
+            Pins {
                 version: TlsVersion::Tls13,
                 suite: CipherSuite::Tls13Aes128GcmSha256,
                 group: NamedGroup::X25519MlKem768,
                 scheme: DEFAULTS_PKI.signature_scheme(),
             },
-            client_auth: false,
-            tickets: false,
-            retry_from: None,
-            untrusted: false,
-        }
+            None,
+        )
     }
 
     fn default_configs() -> Result<Configs, HarnessError> {

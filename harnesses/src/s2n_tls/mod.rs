@@ -85,6 +85,7 @@ pub mod config;
 pub mod config_build;
 pub mod defaults;
 pub mod features;
+pub mod hostile;
 pub mod key_update;
 pub mod psk;
 pub mod rejected;
@@ -108,7 +109,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
         Path::Handshake(handshake) => {
             config::policies(&handshake.profile())?;
-            if handshake.resumption {
+            if handshake.resumption.is_some() {
                 Box::new(resumption::SessionResumption(handshake))
             } else {
                 Box::new(FullHandshake::<S2nTls>::new(handshake))
@@ -126,6 +127,7 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         }
         Path::KeyUpdate => Box::new(KeyUpdates::<S2nTls>::new()),
         Path::Feature(feature) => return features::harness(feature),
+        Path::Hostile(input) => crate::tls::hostile::harness::<S2nTls>(input),
         Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
     })
 }

@@ -106,6 +106,49 @@ mod tests {
         SessionResumption(Handshake::ALL[5])
     }
 
+    /// Every resumption path of this library (ticket, cache, TLS 1.2,
+    /// post-quantum, as the build has them).
+    fn every_path() -> Vec<SessionResumption> {
+        Handshake::resumptions()
+            .filter(|handshake| {
+                let benchmark = crate::paths::Benchmark {
+                    library: crate::paths::Library::S2nTls,
+                    path: crate::paths::Path::Handshake(*handshake),
+                };
+                crate::registry::not_applicable(&benchmark).is_none()
+            })
+            .map(SessionResumption)
+            .collect()
+    }
+
+    /// Each path resumes and passes its check; a full handshake of the
+    /// same configs fails it.
+    #[test]
+    fn every_resumption_path_resumes_and_a_full_handshake_fails_it() {
+        let paths = every_path();
+        assert!(paths.len() >= 3, "{paths:?}");
+        for harness in paths {
+            let name = harness.0.to_string();
+            let setup = harness.setup().expect(&name);
+            let input = harness.prepare(&setup).expect(&name);
+            let pair = harness.run(&setup, input).expect(&name);
+            harness.check(&setup, &pair).expect(&name);
+            let full = harness
+                .run(&setup, Pair::new(&setup.configs, None).expect(&name))
+                .expect(&name);
+            let error = harness
+                .check(&setup, &full)
+                .expect_err("a full handshake must fail the resumption check");
+            // A full TLS 1.2 handshake exchanges a key, which the resumed
+            // one does not: the group may be what its check names first.
+            let error = error.to_string();
+            assert!(
+                error.contains("esumed") || error.contains("group"),
+                "{name}: {error}"
+            );
+        }
+    }
+
     #[test]
     fn full_handshake_check_rejects_a_resumed_handshake() {
         let harness = harness();

@@ -54,10 +54,13 @@ fn serializing_configs() -> Result<Configs, HarnessError> {
 /// another process or host.
 ///
 /// **Counted:** for the client and then the server,
-/// `s2n_connection_serialize` into a buffer (the version, suite, sequence
-/// numbers, secrets and keys' material: s2n-tls's serialized form, about
-/// a hundred bytes) and `s2n_connection_deserialize` into a fresh
-/// connection (parsing it back, re-deriving and installing the record keys).
+/// `s2n_connection_serialize` into a buffer (the version, the suite, both
+/// sequence numbers, the fragment length, and the client and server
+/// application traffic secrets and the resumption master secret: 126 bytes
+/// with SHA-256), which then closes the old connection and wipes its keys;
+/// and `s2n_connection_deserialize` into a fresh connection (parsing the
+/// buffer back, deriving both directions' record keys and IVs from the
+/// traffic secrets, restoring the sequence numbers).
 ///
 /// **Not counted:** configs (`setup`); the handshake and its check, one
 /// 64-byte record each way (so the sequence numbers the new connections
@@ -213,6 +216,14 @@ mod tests {
         regress_measure::harness::run_natively(&harness).expect("the path");
 
         let hand = harness.prepare(&configs).expect("prepare");
+        // What the documentation says is serialized: the format (8 bytes),
+        // version (2), suite (2), two sequence numbers (8 each), fragment
+        // length (2) and three SHA-256 secrets.
+        let documented = 8 + 2 + 2 + 8 + 8 + 2 + 3 * 32;
+        assert_eq!(
+            (hand.client_state.len(), hand.server_state.len()),
+            (documented, documented)
+        );
         let error = harness
             .check(&configs, &hand)
             .expect_err("not deserialized");

@@ -147,8 +147,8 @@ mod tests {
         let (_, tls13) = testing::one_run::<S2nTls>(Handshake::RSA4096);
         let (_, tls12) = testing::one_run::<S2nTls>(Handshake::ALL[4]);
         let suite = Handshake::ALL[4].suite();
-        check_tls12_extras(&tls12, suite).expect("TLS 1.2 with EMS");
-        assert!(check_tls12_extras(&tls13, suite).is_err());
+        check_tls12_extras(&tls12, suite, false).expect("TLS 1.2 with EMS");
+        assert!(check_tls12_extras(&tls13, suite, false).is_err());
     }
 
     /// A client rejects the server: with another name, without the CA, or

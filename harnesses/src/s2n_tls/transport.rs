@@ -35,8 +35,8 @@ pub struct Pair {
     pub client: Connection,
     /// The server side.
     pub server: Connection,
-    client_end: Rc<Endpoint>,
-    server_end: Rc<Endpoint>,
+    pub(in crate::s2n_tls) client_end: Rc<Endpoint>,
+    pub(in crate::s2n_tls) server_end: Rc<Endpoint>,
 }
 
 impl std::fmt::Debug for Pair {

@@ -19,12 +19,27 @@ use std::marker::PhantomData;
 use regress_measure::{Harness, HarnessError, RuntimeLibrary};
 
 use super::Tls;
+use crate::common::pins::Pins;
 use crate::common::pki::Pki;
-use crate::paths::Profile;
+use crate::paths::{Profile, Resumption};
 
 /// The certificates every library's defaults path is given: the web-shaped
 /// ECDSA P-256 chain.
 pub const DEFAULTS_PKI: Pki = Pki::WebEcdsaP256;
+
+/// The profile of a library's defaults: the pins it chooses and how its
+/// server keeps sessions by default, on [`DEFAULTS_PKI`], with nothing else
+/// (no client certificate, no HelloRetryRequest, a trusted chain).
+pub const fn profile(pins: Pins, resumption: Option<Resumption>) -> Profile {
+    Profile {
+        pki: DEFAULTS_PKI,
+        pins,
+        client_auth: false,
+        resumption,
+        retry_from: None,
+        untrusted: false,
+    }
+}
 
 /// A library whose default configuration the defaults path measures.
 pub trait Defaults: Tls {
@@ -49,7 +64,11 @@ pub fn describe(profile: &Profile) -> String {
         pins.suite.name(),
         pins.group.name(),
         pins.scheme.name(),
-        if profile.tickets { " tickets" } else { "" }
+        match profile.resumption {
+            None => "",
+            Some(Resumption::Ticket) => " tickets",
+            Some(Resumption::Cache) => " session cache",
+        }
     )
 }
 

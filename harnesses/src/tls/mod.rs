@@ -12,6 +12,7 @@
 
 pub mod defaults;
 pub mod handshake;
+pub mod hostile;
 pub mod key_update;
 pub mod record;
 pub mod rejected;

@@ -30,7 +30,7 @@
 //! `super` documents what differs between the generations.
 
 /// The ticket queue's `ClientSessionStore` (`super::resumption`): TLS 1.3
-/// tickets only, caught or offered by the queue; no TLS 1.2 sessions, no
+/// tickets and TLS 1.2 sessions, caught or offered by the queue; no
 /// key-exchange hints. The trait's methods have the same names in both
 /// generations; `$key` is what identifies a server (0.23: `ServerName`,
 /// 0.24: `ClientSessionKey`) and `$tls12` a TLS 1.2 session.
@@ -43,10 +43,12 @@ macro_rules! ticket_queue_store {
                 None
             }
 
-            fn set_tls12_session(&self, _: $key<'static>, _: $tls12) {}
+            fn set_tls12_session(&self, _: $key<'static>, session: $tls12) {
+                self.catch_tls12(session);
+            }
 
             fn tls12_session(&self, _: &$key<'_>) -> Option<$tls12> {
-                None
+                self.offer_tls12()
             }
 
             fn remove_tls12_session(&self, _: &$key<'static>) {}
@@ -57,6 +59,32 @@ macro_rules! ticket_queue_store {
 
             fn take_tls13_ticket(&self, _: &$key<'static>) -> Option<Ticket> {
                 self.offer()
+            }
+        }
+    };
+}
+
+/// The session cache's `StoresServerSessions` (`super::resumption`): the
+/// trait's methods have the same names in both generations; `$owned` and
+/// `$borrowed` are how a session's key is handed over (0.23: `Vec<u8>` and
+/// `&[u8]`, 0.24: `ServerSessionKey`), both read as bytes.
+macro_rules! session_cache_store {
+    ($owned:ty, $borrowed:ty) => {
+        impl StoresServerSessions for SessionCache {
+            fn put(&self, key: $owned, value: Vec<u8>) -> bool {
+                self.keep(key.as_ref(), value)
+            }
+
+            fn get(&self, key: $borrowed) -> Option<Vec<u8>> {
+                self.find(key.as_ref())
+            }
+
+            fn take(&self, key: $borrowed) -> Option<Vec<u8>> {
+                self.remove(key.as_ref())
+            }
+
+            fn can_cache(&self) -> bool {
+                true
             }
         }
     };

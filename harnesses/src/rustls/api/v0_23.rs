@@ -7,17 +7,19 @@ use std::ops::DerefMut;
 use std::sync::Arc;
 
 use ::rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+/// A TLS 1.2 session as the client keeps it.
+pub use ::rustls::client::Tls12ClientSessionValue as Tls12Session;
+use ::rustls::client::Tls13ClientSessionValue;
 pub use ::rustls::client::{
     ClientSessionStore, Resumption, Tls12Resumption, WantsClientCert, WebPkiServerVerifier,
 };
-use ::rustls::client::{Tls12ClientSessionValue, Tls13ClientSessionValue};
 use ::rustls::crypto::aws_lc_rs::{self as provider, cipher_suite, kx_group};
 pub use ::rustls::crypto::{CryptoProvider, GetRandomFailed, SecureRandom};
 use ::rustls::crypto::{SupportedKxGroup, WebPkiSupportedAlgorithms};
 pub use ::rustls::pki_types;
 use ::rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use ::rustls::server::WebPkiClientVerifier;
-pub use ::rustls::server::{NoServerSessionStorage, WantsServerCert};
+pub use ::rustls::server::{NoServerSessionStorage, StoresServerSessions, WantsServerCert};
 pub use ::rustls::time_provider::TimeProvider;
 pub use ::rustls::DigitallySignedStruct;
 pub use ::rustls::{
@@ -42,7 +44,8 @@ use crate::common::error::Context as _;
 use crate::common::pins::TlsVersion;
 use crate::common::pins::{CipherSuite, NamedGroup as Group, Pins, SignatureScheme as Scheme};
 use crate::common::transport::Endpoint;
-use crate::rustls::resumption::TicketQueue;
+use crate::paths::Resumption as Sessions;
+use crate::rustls::resumption::{SessionCache, TicketQueue};
 use crate::rustls::verify::Noting;
 
 /// What a connection reports it negotiated.
@@ -240,14 +243,18 @@ pub fn with_no_client_auth(
     Ok(builder.with_no_client_auth())
 }
 
-/// With `tickets`, stateless TLS 1.3 tickets from the provider's
-/// `Ticketer`, one per handshake; otherwise none.
-pub fn set_tickets(config: &mut ServerConfig, tickets: bool) -> Result<(), HarnessError> {
-    if tickets {
+/// How the server keeps sessions: with [`Sessions::Ticket`], stateless
+/// tickets from the provider's `Ticketer` (TLS 1.3, and TLS 1.2's
+/// SessionTicket extension); with [`Sessions::Cache`], no ticketer, so the
+/// TLS 1.3 ticket is the key of its session storage; one ticket per
+/// handshake either way. `None`: no tickets.
+pub fn set_tickets(
+    config: &mut ServerConfig,
+    sessions: Option<Sessions>,
+) -> Result<(), HarnessError> {
+    config.send_tls13_tickets = usize::from(sessions.is_some());
+    if sessions == Some(Sessions::Ticket) {
         config.ticketer = provider::Ticketer::new().context("creating the ticketer")?;
-        config.send_tls13_tickets = 1;
-    } else {
-        config.send_tls13_tickets = 0;
     }
     Ok(())
 }
@@ -471,7 +478,8 @@ impl ClientCertVerifier for Noting<ClientVerifier> {
     signature_checks!();
 }
 
-ticket_queue_store!(ServerName, Tls12ClientSessionValue);
+ticket_queue_store!(ServerName, Tls12Session);
+session_cache_store!(Vec<u8>, &[u8]);
 
 /// The most plaintext one record carries, for a suite whose records carry
 /// `overhead` bytes of encryption overhead: a full 16 KiB.

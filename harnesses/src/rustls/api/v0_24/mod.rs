@@ -14,7 +14,9 @@ use std::sync::Arc;
 use ::rustls024::client::danger::{
     HandshakeSignatureValid, ServerIdentity, ServerVerifier, SignatureVerificationInput,
 };
-use ::rustls024::client::{ClientSessionKey, Tls12Session, Tls13Session};
+/// A TLS 1.2 session as the client keeps it.
+pub use ::rustls024::client::Tls12Session;
+use ::rustls024::client::{ClientSessionKey, Tls13Session};
 pub use ::rustls024::client::{
     ClientSessionStore, Resumption, Tls12Resumption, WantsClientCert, WebPkiServerVerifier,
 };
@@ -28,7 +30,10 @@ pub use ::rustls024::enums::ProtocolVersion;
 pub use ::rustls024::pki_types;
 use ::rustls024::server::danger::ClientVerifier as ClientVerifierTrait;
 use ::rustls024::server::Tls13Tickets;
-pub use ::rustls024::server::{NoServerSessionStorage, WantsServerCert, WebPkiClientVerifier};
+pub use ::rustls024::server::{
+    NoServerSessionStorage, ServerSessionKey, StoresServerSessions, WantsServerCert,
+    WebPkiClientVerifier,
+};
 pub use ::rustls024::time_provider::TimeProvider;
 pub use ::rustls024::DigitallySignedStruct;
 pub use ::rustls024::{
@@ -48,7 +53,8 @@ pub use webpki104::ExtendedKeyUsage as Eku;
 use crate::common::error::{ensure, Context as _};
 use crate::common::pins::TlsVersion;
 use crate::common::pins::{CipherSuite, NamedGroup as Group, Pins, SignatureScheme as Scheme};
-use crate::rustls::resumption::TicketQueue;
+use crate::paths::Resumption as Sessions;
+use crate::rustls::resumption::{SessionCache, TicketQueue};
 use crate::rustls::verify::Noting;
 
 #[cfg(not(feature = "rustls-0-24-main"))]
@@ -319,12 +325,17 @@ pub fn with_no_client_auth(
     builder.with_no_client_auth()
 }
 
-/// With `tickets`, stateless TLS 1.3 tickets from the provider's ticketer
-/// factory (a rotating RFC 5077 ticketer, as 0.23's `Ticketer`), one per
-/// handshake; otherwise none.
-pub fn set_tickets(config: &mut ServerConfig, tickets: bool) -> Result<(), HarnessError> {
-    let count = usize::from(tickets);
-    config.ticketer = if tickets {
+/// How the server keeps sessions: with [`Sessions::Ticket`], stateless
+/// tickets from the provider's ticketer factory (a rotating RFC 5077
+/// ticketer, as 0.23's `Ticketer`); with [`Sessions::Cache`], no ticketer,
+/// so the TLS 1.3 ticket is the key of its session storage; one ticket per
+/// handshake either way. `None`: no tickets.
+pub fn set_tickets(
+    config: &mut ServerConfig,
+    sessions: Option<Sessions>,
+) -> Result<(), HarnessError> {
+    let count = usize::from(sessions.is_some());
+    config.ticketer = if sessions == Some(Sessions::Ticket) {
         let factory = config.provider().ticketer_factory;
         Some(factory.ticketer().context("creating the ticketer")?)
     } else {
@@ -449,6 +460,7 @@ impl ClientVerifierTrait for Noting<ClientVerifier> {
 }
 
 ticket_queue_store!(ClientSessionKey, Tls12Session);
+session_cache_store!(ServerSessionKey<'_>, ServerSessionKey<'_>);
 
 /// The IANA codes of `provider`'s cipher suites, TLS 1.2 then TLS 1.3.
 #[cfg(test)]

@@ -1,0 +1,60 @@
+//! rustls's server under a hostile client's flight ([`Victim`]; rustls
+//! 0.23, not yet written for 0.24's API, where the registry says the paths
+//! do not apply).
+
+use std::sync::Arc;
+
+use regress_measure::HarnessError;
+
+use super::api::Resumption;
+
+use super::config::Configs;
+use super::tls::Rustls;
+use super::transport::Accepting;
+use crate::common::error::Context as _;
+use crate::common::transport::Endpoint;
+use crate::tls::hostile::Victim;
+
+impl Victim for Rustls {
+    fn attacker(accepting: &Accepting) -> &Endpoint {
+        &accepting.client_end
+    }
+
+    /// `read_tls` and `process_new_packets` until the flight is read or
+    /// rustls fails, then `write_tls` of what the server queued (its
+    /// flight, or its alert after a failure).
+    fn serve(accepting: &mut Accepting) -> Result<(), String> {
+        let served = accepting
+            .server
+            .deliver_raw(&mut accepting.server_end)
+            .map_err(|error| error.to_string());
+        let flushed = accepting
+            .server
+            .flush(&mut accepting.server_end)
+            .map_err(|error| format!("writing its answer: {error}"));
+        served.and(flushed)
+    }
+
+    /// A full handshake with the default configs, the server's tickets
+    /// delivered to the client, then a fresh client's ClientHello: it
+    /// offers one of them. The client is the defaults path's with rustls's
+    /// default resumption (an in-memory store) instead of none. The default
+    /// server keeps its sessions in memory (stateful tickets) and takes each
+    /// out when it is offered, so every run needs its own.
+    fn resumption_flight(configs: &Configs) -> Result<Vec<u8>, HarnessError> {
+        let mut client = (*configs.client).clone();
+        client.resumption = Resumption::default();
+        let client = Arc::new(client);
+        let mut pair = configs.connect_with(&client, configs.accept()?)?;
+        pair.handshake()
+            .context("the full handshake that obtains a ticket")?;
+        pair.server_to_client()
+            .context("delivering the session tickets")?;
+        let mut resuming = configs.connect_with(&client, configs.accept()?)?;
+        resuming
+            .client
+            .flush(&mut resuming.client_end)
+            .context("the resuming client writing its ClientHello")?;
+        Ok(resuming.server_end.incoming_bytes())
+    }
+}

@@ -1,0 +1,539 @@
+//! [`HostileFlight`]: what a hostile client can make a server pay with one
+//! flight, for any TLS library (issue 26).
+//!
+//! The client is not a TLS library: it is this module, which builds the
+//! flight byte by byte ([`wire`]) in `setup`, outside the count, from the
+//! path's [`Hostile`] input. The counted run is the victim's work only: a
+//! server of its library's defaults ([`Defaults::default_configs`]) reading
+//! the whole flight from the in-memory transport and writing whatever it
+//! answers, until it waits for the client again or fails
+//! ([`Victim::serve`]). The flight is written into the transport in
+//! `prepare`.
+//!
+//! The check proves the server did the work and behaved correctly: it read
+//! every byte sent, did not fail, and its first record is the reply the
+//! input calls for ([`expected`]), which it can only have chosen by reading
+//! the lists to their ends (the real code points are last): a ServerHello
+//! for the group and suite of the library's defaults (a HelloRetryRequest
+//! for [`Hostile::Retry`]), with no pre-shared key accepted. A server that
+//! crashes on an input fails the run naming it; one that refuses an input
+//! fails the check with the alert it sent.
+
+pub mod flood;
+pub mod wire;
+
+use std::marker::PhantomData;
+
+use aws_lc_rs::agreement::{self, EphemeralPrivateKey};
+use aws_lc_rs::kem::{DecapsulationKey, ML_KEM_768};
+use regress_measure::program::AnyHarness;
+use regress_measure::{Harness, HarnessError};
+
+use super::defaults::Defaults;
+use super::key_update::KeyUpdate;
+use crate::common::error::ensure;
+use crate::common::pins::NamedGroup;
+use crate::common::pki::SERVER_NAME;
+use crate::common::transport::Endpoint;
+use crate::paths::{Hostile, Profile};
+use wire::{ext, ClientHello, Reply, ServerHello};
+
+/// A library whose server the hostile paths attack.
+pub trait Victim: Defaults {
+    /// The attacker's end of `fresh`'s transport: what is sent from it, the
+    /// server reads; what the server answers waits there.
+    fn attacker(fresh: &Self::Fresh) -> &Endpoint;
+
+    /// The server's calls on everything waiting in its transport: it reads
+    /// the flight and writes its answer, until it waits for more or fails.
+    /// `Err`: the library's error, in its words.
+    fn serve(fresh: &mut Self::Fresh) -> Result<(), String>;
+
+    /// A real client's first flight resuming a session of `configs`'s
+    /// server: a full handshake, the client reading its ticket, then a
+    /// fresh client offering it ([`Hostile::InvalidBinder`]).
+    fn resumption_flight(_configs: &Self::Configs) -> Result<Vec<u8>, HarnessError> {
+        Err("this library's default server issues no tickets".into())
+    }
+}
+
+/// The TLS alert a server sends on a binder that does not verify
+/// (RFC 8446 section 4.2.11).
+pub const DECRYPT_ERROR: u8 = 51;
+
+/// Whether `input` must be refused rather than answered.
+pub const fn refused(input: Hostile) -> bool {
+    matches!(input, Hostile::InvalidBinder)
+}
+
+/// `flight` with the last byte flipped: in a resumption ClientHello, the
+/// last byte of the last binder (pre_shared_key is the last extension, its
+/// binders end it). An error unless it is one record of one ClientHello.
+pub fn tamper_binder(mut flight: Vec<u8>) -> Result<Vec<u8>, HarnessError> {
+    let one_hello = flight.len() > 9
+        && flight[0] == wire::HANDSHAKE
+        && usize::from(u16::from_be_bytes([flight[3], flight[4]])) + 5 == flight.len()
+        && flight[5] == 1;
+    ensure(one_hello, || {
+        format!(
+            "the resumption flight is not one ClientHello record ({} bytes)",
+            flight.len()
+        )
+    })?;
+    if let Some(last) = flight.last_mut() {
+        *last ^= 0x01;
+    }
+    Ok(flight)
+}
+
+/// `flight`, a real resumption ClientHello, with its pre_shared_key
+/// replaced by [`Hostile::TICKETS`] copies of its first identity, copy `i`
+/// with byte `len / 2 + i` flipped, each with the first binder.
+pub fn corrupt_tickets(flight: &[u8]) -> Result<Vec<u8>, HarnessError> {
+    let mut hello = ClientHello::parse(flight)?;
+    let Some((ext::PRE_SHARED_KEY, psk)) = hello.extensions.last_mut() else {
+        return Err("the resumption ClientHello ends in no pre_shared_key".into());
+    };
+    let (identity, binder) = wire::first_psk(psk)?;
+    ensure(identity.len() > 2 * Hostile::TICKETS, || {
+        format!("a ticket of {} bytes", identity.len())
+    })?;
+    let copies: Vec<Vec<u8>> = (0..Hostile::TICKETS)
+        .map(|i| {
+            let mut copy = identity.clone();
+            copy[identity.len() / 2 + i] ^= 0x01;
+            copy
+        })
+        .collect();
+    *psk = wire::pre_shared_key(&copies, &binder)?;
+    Ok(wire::records(&hello.encode()?, wire::MAX_FRAGMENT)?)
+}
+
+/// Group code points beyond [`NamedGroup`]'s.
+const SECP384R1: u16 = 24;
+const SECP521R1: u16 = 25;
+/// A GREASE group (RFC 8701): a client may offer it; no server knows it.
+const GREASE_GROUP: u16 = 0x0a0a;
+
+/// The groups every hostile ClientHello offers, with a key share for each
+/// in [`Hostile::KeyShares`]: the post-quantum hybrid first, as clients of
+/// 2026 send it.
+const GROUPS: [u16; 5] = [
+    NamedGroup::X25519MlKem768.iana(),
+    NamedGroup::X25519.iana(),
+    NamedGroup::Secp256r1.iana(),
+    SECP384R1,
+    SECP521R1,
+];
+
+/// The TLS 1.3 suites of RFC 8446, the one `defaults` negotiates first:
+/// rustls and OpenSSL servers take the client's order, s2n-tls its own, so
+/// every server then picks its defaults' suite.
+fn suites(defaults: &Profile) -> Vec<u16> {
+    let first = defaults.pins.suite.iana();
+    std::iter::once(first)
+        .chain([0x1301, 0x1302, 0x1303].into_iter().filter(|s| *s != first))
+        .collect()
+}
+
+/// Signature schemes: ECDSA and RSA-PSS/PKCS#1 of every hash, ECDSA P-256
+/// first (the defaults' web chain signs with it).
+const SCHEMES: [u16; 9] = [
+    0x0403, 0x0503, 0x0603, 0x0804, 0x0805, 0x0806, 0x0401, 0x0501, 0x0601,
+];
+
+/// Unknown code points [`Hostile::MaxHello`] fills its lists with: ranges
+/// no registry assigns (cipher suites 0x1a00.., groups 0x2a00..,
+/// signature schemes 0x2b00.., extensions 0xe000..; GREASE values among
+/// them are ignored all the same).
+const FILLER_SUITES: u16 = 0x1a00;
+const FILLER_GROUPS: u16 = 0x2a00;
+const FILLER_SCHEMES: u16 = 0x2b00;
+const FILLER_EXTENSIONS: u16 = 0xe000;
+/// Where the extension filler must stop: private use from 0xff00, ECH's
+/// 0xfe0d before.
+const FILLER_EXTENSIONS_END: u16 = 0xf000;
+
+/// Unknown entries of each list in [`Hostile::MaxHello`]; the extensions
+/// then fill the record.
+const FILLER_SUITE_COUNT: u16 = 2000;
+const FILLER_GROUP_COUNT: u16 = 1000;
+/// s2n-tls refuses a signature_algorithms list of more than 128 schemes
+/// ("Max supported length of SignatureAlgorithms/SignatureSchemes list is
+/// 128"): the list stays within it.
+const MAX_SCHEMES: u16 = 128;
+
+/// The length of each unknown ticket of [`Hostile::UnknownTickets`]: the
+/// size of a real one (s2n-tls, rustls and OpenSSL issue tickets of about
+/// 100 to 250 bytes).
+const TICKET_LEN: usize = 192;
+
+/// A public key of `group`, freshly generated: what a client sends.
+fn public_key(group: u16) -> Result<Vec<u8>, HarnessError> {
+    let ecdh = |algorithm: &'static agreement::Algorithm| -> Result<Vec<u8>, HarnessError> {
+        let key = EphemeralPrivateKey::generate(algorithm, &aws_lc_rs::rand::SystemRandom::new())
+            .map_err(|_| "generating a key share")?;
+        let public = key.compute_public_key().map_err(|_| "a public key")?;
+        Ok(public.as_ref().to_vec())
+    };
+    match group {
+        23 => ecdh(&agreement::ECDH_P256),
+        29 => ecdh(&agreement::X25519),
+        SECP384R1 => ecdh(&agreement::ECDH_P384),
+        SECP521R1 => ecdh(&agreement::ECDH_P521),
+        0x11ec => {
+            // X25519MLKEM768: the ML-KEM-768 encapsulation key, then X25519's
+            // (draft-ietf-tls-ecdhe-mlkem).
+            let kem = DecapsulationKey::generate(&ML_KEM_768).map_err(|_| "an ML-KEM key")?;
+            let encapsulation = kem.encapsulation_key().map_err(|_| "its public half")?;
+            let mut share = encapsulation
+                .key_bytes()
+                .map_err(|_| "its bytes")?
+                .as_ref()
+                .to_vec();
+            share.extend_from_slice(&ecdh(&agreement::X25519)?);
+            Ok(share)
+        }
+        other => Err(format!("no key share for group {other:#06x}").into()),
+    }
+}
+
+/// The ClientHello every input starts from: TLS 1.3 only, SNI, the real
+/// suites, groups and schemes, and key shares for `shares`.
+fn base_hello(
+    defaults: &Profile,
+    groups: &[u16],
+    shares: &[u16],
+) -> Result<ClientHello, HarnessError> {
+    let shares = shares
+        .iter()
+        .map(|group| Ok((*group, public_key(*group)?)))
+        .collect::<Result<Vec<_>, HarnessError>>()?;
+    Ok(ClientHello {
+        random: [0x5a; 32],
+        session_id: [0xa5; 32],
+        suites: suites(defaults),
+        extensions: vec![
+            (ext::SERVER_NAME, wire::server_name(SERVER_NAME)?),
+            (
+                ext::SUPPORTED_VERSIONS,
+                wire::supported_versions(&[wire::TLS13])?,
+            ),
+            (ext::SUPPORTED_GROUPS, wire::code_points(groups)?),
+            (ext::SIGNATURE_ALGORITHMS, wire::code_points(&SCHEMES)?),
+            (ext::KEY_SHARE, wire::key_share(&shares)?),
+        ],
+    })
+}
+
+/// The shares a client of 2026 sends: the hybrid and X25519.
+const USUAL_SHARES: [u16; 2] = [GROUPS[0], GROUPS[1]];
+
+/// `count` consecutive code points from `start`, then `real`.
+fn filled(start: u16, count: u16, real: &[u16]) -> Vec<u16> {
+    (0..count)
+        .map(|i| start + i)
+        .chain(real.iter().copied())
+        .collect()
+}
+
+/// Replaces the body of `hello`'s extension `kind`.
+fn replace(hello: &mut ClientHello, kind: u16, body: Vec<u8>) {
+    for (each, old) in &mut hello.extensions {
+        if *each == kind {
+            *old = body;
+            return;
+        }
+    }
+}
+
+/// The flight of `input`: the bytes the hostile client sends.
+/// `defaults`: what the victim's defaults negotiate, whose suite the
+/// client offers first.
+pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessError> {
+    let whole = |hello: ClientHello| -> Result<Vec<u8>, HarnessError> {
+        Ok(wire::records(&hello.encode()?, wire::MAX_FRAGMENT)?)
+    };
+    match input {
+        Hostile::MaxHello => {
+            let mut hello = base_hello(
+                defaults,
+                &filled(FILLER_GROUPS, FILLER_GROUP_COUNT, &GROUPS),
+                &USUAL_SHARES,
+            )?;
+            hello.suites = filled(FILLER_SUITES, FILLER_SUITE_COUNT, &suites(defaults));
+            let count = MAX_SCHEMES - SCHEMES.len() as u16;
+            let schemes = wire::code_points(&filled(FILLER_SCHEMES, count, &SCHEMES))?;
+            replace(&mut hello, ext::SIGNATURE_ALGORITHMS, schemes);
+            // Empty unknown extensions, before the real ones, until the
+            // message fills one record.
+            let room = wire::MAX_FRAGMENT.saturating_sub(hello.encode()?.len()) / 4;
+            let unknown = u16::try_from(room)
+                .ok()
+                .filter(|n| *n <= FILLER_EXTENSIONS_END - FILLER_EXTENSIONS)
+                .ok_or("more unknown extensions than unassigned code points")?;
+            let real = std::mem::take(&mut hello.extensions);
+            hello.extensions = (0..unknown)
+                .map(|i| (FILLER_EXTENSIONS + i, Vec::new()))
+                .chain(real)
+                .collect();
+            whole(hello)
+        }
+        Hostile::KeyShares => whole(base_hello(defaults, &GROUPS, &GROUPS)?),
+        Hostile::Retry => {
+            let mut hello = base_hello(defaults, &[GREASE_GROUP], &[])?;
+            let groups: Vec<u16> = std::iter::once(GREASE_GROUP).chain(GROUPS).collect();
+            replace(
+                &mut hello,
+                ext::SUPPORTED_GROUPS,
+                wire::code_points(&groups)?,
+            );
+            replace(
+                &mut hello,
+                ext::KEY_SHARE,
+                wire::key_share(&[(GREASE_GROUP, vec![0])])?,
+            );
+            whole(hello)
+        }
+        Hostile::Fragmented => Ok(wire::records(
+            &base_hello(defaults, &GROUPS, &GROUPS)?.encode()?,
+            1,
+        )?),
+        Hostile::UnknownTickets => {
+            let mut hello = base_hello(defaults, &GROUPS, &USUAL_SHARES)?;
+            let identities: Vec<Vec<u8>> = (0..Hostile::TICKETS)
+                .map(|i| vec![0x40 + i as u8; TICKET_LEN])
+                .collect();
+            hello
+                .extensions
+                .push((ext::PSK_KEY_EXCHANGE_MODES, wire::psk_dhe_ke()));
+            // pre_shared_key must be the last extension (RFC 8446 4.2.11);
+            // a binder of SHA-256's length.
+            hello.extensions.push((
+                ext::PRE_SHARED_KEY,
+                wire::pre_shared_key(&identities, &[0xb1; 32])?,
+            ));
+            whole(hello)
+        }
+        Hostile::KeyUpdateFlood | Hostile::InvalidBinder | Hostile::CorruptTickets => {
+            Err("no hand-built flight: the library's own client writes it".into())
+        }
+    }
+}
+
+/// The harness of `input` against library `L`.
+pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
+    match input {
+        Hostile::KeyUpdateFlood => Box::new(flood::KeyUpdateFlood::<L>::new()),
+        hello => Box::new(HostileFlight::<L>::new(hello)),
+    }
+}
+
+/// The reply `input` calls for from a server of `defaults`: its suite and
+/// group, no pre-shared key; a HelloRetryRequest for [`Hostile::Retry`]
+/// (which names the group and the suite too).
+pub fn expected(input: Hostile, defaults: &Profile) -> Reply {
+    if refused(input) {
+        return Reply::Alert {
+            level: 2,
+            description: DECRYPT_ERROR,
+        };
+    }
+    Reply::Hello(ServerHello {
+        retry: input == Hostile::Retry,
+        version: Some(wire::TLS13),
+        suite: defaults.pins.suite.iana(),
+        group: Some(defaults.pins.group.iana()),
+        psk: false,
+    })
+}
+
+/// One hostile flight into a server of library `L`'s defaults.
+///
+/// **Counted:** [`Victim::serve`]: the server reading the whole flight
+/// (every record) and parsing it, and, where it goes on, its key exchange,
+/// its flight and its signature (ECDSA P-256, the defaults' web chain), or
+/// its HelloRetryRequest.
+///
+/// **Not counted:** the default configs and the flight (`setup`: the key
+/// shares are generated there), the fresh connection and writing the flight
+/// into the transport (`prepare`). What building the flight cost the
+/// attacker is not measured.
+///
+/// **Check:** the server read every byte, did not fail, and its first
+/// record is [`expected`]'s reply.
+pub struct HostileFlight<L> {
+    input: Hostile,
+    library: PhantomData<fn() -> L>,
+}
+
+impl<L> HostileFlight<L> {
+    /// The harness of `input`.
+    pub const fn new(input: Hostile) -> HostileFlight<L> {
+        HostileFlight {
+            input,
+            library: PhantomData,
+        }
+    }
+}
+
+/// What every run shares: the victim's configs and the flight.
+pub struct Attack<C> {
+    pub configs: C,
+    pub flight: Vec<u8>,
+}
+
+/// A run's result: the connection and how the server's calls ended.
+pub struct Served<F> {
+    pub fresh: F,
+    pub outcome: Result<(), String>,
+}
+
+/// Checks what a server did with `input`'s flight.
+pub fn check_served(
+    input: Hostile,
+    defaults: &Profile,
+    attacker: &Endpoint,
+    outcome: &Result<(), String>,
+) -> Result<(), HarnessError> {
+    let name = input.name();
+    let answer = attacker.incoming_bytes();
+    let reply = wire::reply(&answer);
+    if refused(input) {
+        ensure(outcome.is_err(), || {
+            format!("the server accepted hostile_{name}")
+        })?;
+    } else if let Err(error) = outcome {
+        return Err(format!(
+            "the server failed on hostile_{name}: {error} (it answered {})",
+            reply.map_or_else(|e| format!("nothing readable: {e}"), |r| r.to_string())
+        )
+        .into());
+    }
+    ensure(attacker.in_flight().0 == 0, || {
+        format!(
+            "the server left {} bytes of hostile_{name} unread",
+            attacker.in_flight().0
+        )
+    })?;
+    let reply = reply.map_err(|e| format!("hostile_{name}: the server's answer: {e}"))?;
+    let want = expected(input, defaults);
+    ensure(reply == want, || {
+        format!("hostile_{name}: the server answered {reply}, not {want}")
+    })
+}
+
+impl<L: Victim> Harness for HostileFlight<L> {
+    type Setup = Attack<L::Configs>;
+    type Input = L::Fresh;
+    type Output = Served<L::Fresh>;
+
+    fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
+        L::runtime_libraries()
+    }
+
+    fn setup(&self) -> Result<Attack<L::Configs>, HarnessError> {
+        Ok(Attack {
+            configs: L::default_configs()?,
+            flight: match self.input {
+                // Captured in `prepare`: a ticket may be single-use.
+                input if input.captured() => Vec::new(),
+                input => flight(input, &L::defaults())?,
+            },
+        })
+    }
+
+    fn prepare(&self, attack: &Attack<L::Configs>) -> Result<L::Fresh, HarnessError> {
+        let captured;
+        let flight = match self.input {
+            Hostile::InvalidBinder => {
+                captured = tamper_binder(L::resumption_flight(&attack.configs)?)?;
+                &captured
+            }
+            Hostile::CorruptTickets => {
+                captured = corrupt_tickets(&L::resumption_flight(&attack.configs)?)?;
+                &captured
+            }
+            _ => &attack.flight,
+        };
+        let fresh = L::fresh(&attack.configs)?;
+        L::attacker(&fresh)
+            .send(flight)
+            .map_err(|e| format!("writing the hostile flight: {e}"))?;
+        Ok(fresh)
+    }
+
+    fn run(
+        &self,
+        _: &Attack<L::Configs>,
+        mut fresh: L::Fresh,
+    ) -> Result<Served<L::Fresh>, HarnessError> {
+        let outcome = L::serve(&mut fresh);
+        Ok(Served { fresh, outcome })
+    }
+
+    fn check(&self, _: &Attack<L::Configs>, served: &Served<L::Fresh>) -> Result<(), HarnessError> {
+        check_served(
+            self.input,
+            &L::defaults(),
+            L::attacker(&served.fresh),
+            &served.outcome,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flight_is_within_the_limits() {
+        let defaults = crate::rustls::tls::Rustls::defaults();
+        for input in Hostile::HELLOS {
+            let bytes = flight(input, &defaults).expect("flight");
+            let records = {
+                let (client, server) = crate::common::transport::connected();
+                client.send(&bytes).expect("fits the transport");
+                server.incoming_records().expect("whole records")
+            };
+            let max = records.iter().max().copied().unwrap_or(0);
+            assert!(max <= wire::MAX_FRAGMENT, "{input:?}: a record of {max}");
+            match input {
+                Hostile::Fragmented => {
+                    assert!(records.iter().all(|len| *len == 1));
+                    assert!(records.len() > 1500, "{}", records.len());
+                }
+                Hostile::MaxHello => {
+                    assert_eq!(records.len(), 1);
+                    assert!(max > wire::MAX_FRAGMENT - 4, "{max}");
+                }
+                _ => assert_eq!(records.len(), 1, "{input:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn key_shares_have_their_group_s_sizes() {
+        for (group, len) in [(0x11ec, 1184 + 32), (29, 32), (23, 65), (24, 97), (25, 133)] {
+            assert_eq!(public_key(group).expect("key").len(), len, "{group:#06x}");
+        }
+        assert!(public_key(GREASE_GROUP).is_err());
+    }
+
+    #[test]
+    fn the_check_wants_the_reply_of_the_input() {
+        let defaults = crate::rustls::tls::Rustls::defaults();
+        let hello = expected(Hostile::KeyShares, &defaults);
+        let retry = expected(Hostile::Retry, &defaults);
+        assert_ne!(hello, retry);
+        let served = |bytes: &[u8], outcome: Result<(), String>, input| {
+            let (client, server) = crate::common::transport::connected();
+            server.send(bytes).expect("answer");
+            check_served(input, &defaults, &client, &outcome)
+        };
+        let alert = [21, 3, 3, 0, 2, 2, 47];
+        assert!(served(&alert, Ok(()), Hostile::KeyShares).is_err());
+        assert!(served(&alert, Err("refused".into()), Hostile::KeyShares).is_err());
+        assert!(served(&[], Ok(()), Hostile::Retry).is_err());
+    }
+}
