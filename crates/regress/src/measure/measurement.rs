@@ -233,7 +233,9 @@ impl Measurement {
             .map_err(RecordProblem::Fingerprint)
     }
 
-    /// Every record in `perf_outputs/`, sorted by harness name.
+    /// Every record in `perf_outputs/`, sorted by harness name. A harness's
+    /// other JSON output, its line data (`<harness>.lines.json`), is not a
+    /// record and is passed over.
     pub fn read_all(workspace: &Workspace) -> Result<Vec<Measurement>> {
         let dir = workspace.perf_outputs_dir();
         let entries = match std::fs::read_dir(&dir) {
@@ -246,7 +248,11 @@ impl Measurement {
             let path = entry
                 .map_err(|source| MeasureError::io("list", &dir, source))?
                 .path();
-            if path.extension().is_some_and(|ext| ext == "json") {
+            let lines = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.ends_with(crate::coverage::lines::SUFFIX));
+            if path.extension().is_some_and(|ext| ext == "json") && !lines {
                 records.push(Measurement::read(&path)?);
             }
         }
@@ -258,6 +264,34 @@ impl Measurement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `bless`, `compare` and the report read every record of
+    /// `perf_outputs/`: a harness's line data beside its record is not one
+    /// (it made `regress bless` fail on every measured tree), and a file
+    /// that claims to be a record and is not still fails.
+    #[test]
+    fn read_all_passes_over_line_data_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = Workspace::new(dir.path());
+        let outputs = workspace.perf_outputs_dir();
+        std::fs::create_dir_all(&outputs).expect("mkdir");
+        let record = crate::fixtures::measurement("s2n_tls::handshake_rsa4096", 77, None);
+        let name = HarnessName::new("s2n_tls::handshake_rsa4096").expect("name");
+        std::fs::write(
+            Measurement::path_in(&outputs, &name),
+            serde_json::to_string(&record).expect("serialize"),
+        )
+        .expect("write");
+        std::fs::write(
+            name.file_in(&outputs, crate::coverage::lines::SUFFIX),
+            r#"{"schema":1,"files":{}}"#,
+        )
+        .expect("write");
+        let all = Measurement::read_all(&workspace).expect("the record alone is read");
+        assert_eq!(all, vec![record]);
+        std::fs::write(outputs.join("s2n_tls.other.json"), "{}").expect("write");
+        assert!(Measurement::read_all(&workspace).is_err());
+    }
 
     /// Records written before `operations_per_run` existed read as one
     /// operation per run, and a record round-trips through JSON.
