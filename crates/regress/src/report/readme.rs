@@ -46,6 +46,7 @@ pub const PAGES: &[Page] = &[
             "library-comparison",
             "post-quantum",
             "defaults",
+            "hostile",
             "sides-and-held",
             "aead-per-call",
         ],
@@ -236,6 +237,7 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
             "defaults".to_owned(),
             super::real_world::defaults(files, &tls),
         ),
+        ("hostile".to_owned(), super::real_world::hostile(&tls)),
         (
             "sides-and-held".to_owned(),
             super::sides::to_markdown(&Comparison::new(&tls)),

@@ -1,12 +1,14 @@
 //! The generated tables of what TLS runs in 2026 (`docs/results/libraries.md`):
 //! what the post-quantum hybrid X25519MLKEM768 costs each library on the same
-//! handshake, and what each library's default configuration negotiates and
-//! costs.
+//! handshake, what each library's default configuration negotiates and
+//! costs, and what one flight of a hostile client costs each library's
+//! default server.
 
 use super::compare::Count;
 use super::Table;
 use crate::format::{count, signed, signed_percent};
 use crate::judge::baseline::BaselineFile;
+use crate::measure::metrics::Metric;
 
 /// The TLS libraries, as harness names spell them, in table order.
 const LIBRARIES: &[&str] = &["s2n_tls", "rustls", "openssl"];
@@ -123,6 +125,69 @@ pub fn defaults(files: &[BaselineFile], counts: &[Count]) -> String {
     table.to_markdown()
 }
 
+/// The prefix of the hostile-peer paths (`Path::Hostile` in the harnesses).
+const HOSTILE: &str = "hostile_";
+
+/// The hostile-peer table: for each `hostile_*` path, what the one flight
+/// costs each library's server (the path counts the server alone), and that
+/// as a multiple of the server's instructions in the library's
+/// `handshake_defaults`, a whole well-behaved handshake against the same
+/// server configuration: how many handshakes' worth of work the flight
+/// buys. A path a library has no harness for is `n/a`; a library without
+/// the split of `handshake_defaults` shows `-` for the multiple.
+pub fn hostile(counts: &[Count]) -> String {
+    let mut paths: Vec<&str> = counts
+        .iter()
+        .filter_map(|count| count.harness.split_once("::").map(|(_, path)| path))
+        .filter(|path| path.starts_with(HOSTILE))
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    if paths.is_empty() {
+        return "No baseline has a hostile-peer path.\n".to_owned();
+    }
+    let handshake_server = |library: &str| -> Option<u64> {
+        counts
+            .iter()
+            .find(|count| count.harness.split_once("::") == Some((library, "handshake_defaults")))
+            .and_then(|count| count.metrics.get(&Metric::Server).copied())
+            .filter(|server| *server > 0)
+    };
+    let mut header = vec!["path".to_owned()];
+    for library in LIBRARIES {
+        header.push((*library).to_owned());
+        header.push(format!("{library} / handshake server"));
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&header);
+    for path in paths {
+        let mut row = vec![path.to_owned()];
+        for library in LIBRARIES {
+            match find(counts, library, path) {
+                Some(instructions) => {
+                    row.push(count(instructions));
+                    row.push(handshake_server(library).map_or_else(
+                        || "-".to_owned(),
+                        |server| format!("{:.2}", instructions as f64 / server as f64),
+                    ));
+                }
+                None => {
+                    row.push("n/a".to_owned());
+                    row.push("n/a".to_owned());
+                }
+            }
+        }
+        table.row(row);
+    }
+    let mut text = "The server's instructions for one hostile flight (one warm run), and that \
+                    as a multiple of the same library's server in `handshake_defaults` (a whole \
+                    handshake of the same default configuration, its server's calls only); \
+                    `n/a`: no such path for the library.\n\n"
+        .to_owned();
+    text.push_str(&table.to_markdown());
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +219,27 @@ mod tests {
         // OpenSSL has no post-quantum row in these counts: it is left out,
         // not shown as 0.
         assert!(!table.contains("openssl"), "{table}");
+    }
+
+    #[test]
+    fn the_hostile_table_divides_by_the_default_handshake_server() {
+        let mut defaults = counted("rustls::handshake_defaults", 8_000_000);
+        defaults.metrics.insert(Metric::Server, 2_000_000);
+        let counts = [
+            defaults,
+            counted("rustls::hostile_hello_max", 3_000_000),
+            counted("openssl::hostile_hello_max", 4_000_000),
+            counted("openssl::handshake_defaults", 24_000_000),
+            counted("rustls::handshake_ecdsa_p256", 4_000_000),
+        ];
+        let table = hostile(&counts);
+        // rustls: 3,000,000 / 2,000,000; OpenSSL has no split: `-`;
+        // s2n-tls has no such path: n/a.
+        assert!(
+            table.contains("| hostile_hello_max | n/a | n/a | 3,000,000 | 1.50 | 4,000,000 | - |"),
+            "{table}"
+        );
+        assert!(!table.contains("handshake_ecdsa_p256 |"), "{table}");
+        assert!(hostile(&counts[4..]).contains("No baseline has a hostile-peer path"));
     }
 }
