@@ -1,6 +1,6 @@
-//! The runner: measures harnesses under Valgrind Cachegrind, judges their
-//! instruction counts against committed baselines or against another
-//! commit, and reports the results.
+//! The runner: measures harnesses under Valgrind (Callgrind by default, or
+//! Cachegrind's own methods), judges their instruction counts against
+//! committed baselines or against another commit, and reports the results.
 //!
 //! # The rule: stages below, commands above
 //!

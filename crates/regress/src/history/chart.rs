@@ -131,7 +131,7 @@ pub fn write(root: &Path, baselines: &Path, dir: &Path) -> Result<Option<PathBuf
          counts across versions</title><style>body{{font-family:sans-serif;max-width:920px;\
          margin:2em auto;color:#222}}pre{{font-size:12px;overflow-x:auto}}</style></head><body>\n\
          <h1>Instruction counts across published versions</h1>\n<p>From <code>baselines/history/</code>: \
-         one warm run of each path per version, counted by Valgrind Cachegrind.</p>\n\
+         one warm run of each path per version, counted by Valgrind (the method each entry names).</p>\n\
          {body}</body></html>\n"
     );
     let path = dir.join("history.html");

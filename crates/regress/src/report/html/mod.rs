@@ -318,7 +318,7 @@ td{text-align:right}td:first-child{text-align:left}figure{margin:1.5em 0}</style
     out.push_str("<h1>TLS instruction counts</h1>\n");
     let _ = writeln!(
         out,
-        "<p>One warm run of each API path, counted by Valgrind Cachegrind; measured with {}.</p>",
+        "<p>One warm run of each API path, counted by Valgrind; measured with {}.</p>",
         escape(&comparison.measured_with.join(", "))
     );
     for chart in charts {

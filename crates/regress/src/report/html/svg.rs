@@ -202,15 +202,13 @@ fn y_of(scale: &Scale, value: f64) -> f64 {
     TOP + PLOT_HEIGHT * (1.0 - scale.fraction(value))
 }
 
-/// The opening of a chart: the SVG element, title, background, grid lines
-/// with their values, and the y label; and the scale the values map with.
+/// The body of a chart's opening: title, background, grid lines with their
+/// values, and the y label; and the scale the values map with. The SVG
+/// element itself is written last ([`finish`]), once the legend's place,
+/// and with it the chart's height, is known.
 fn frame(title: &str, y_label: &str, axis: Axis, series: &[Series]) -> (String, Scale) {
     let scale = Scale::new(axis, series);
     let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12">"#
-    );
     let _ = write!(out, r#"<title>{}</title>"#, escape(title));
     let _ = write!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     for value in scale.ticks() {
@@ -237,11 +235,38 @@ fn frame(title: &str, y_label: &str, axis: Axis, series: &[Series]) -> (String, 
     (out, scale)
 }
 
-/// Legend keys flow left to right and wrap into rows below the plot; a key
-/// shows the series' colour, and for lines its dash and marker.
-fn legend(out: &mut String, series: &[Series], lines: bool) {
+/// The SVG element around a chart's `body`, tall enough for everything down
+/// to `bottom` (the legend's last row).
+fn finish(body: &str, bottom: f64) -> String {
+    let height = (bottom + 14.0).max(HEIGHT).ceil();
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="12">{body}</svg>"#
+    )
+}
+
+/// The angle of a bar chart's category labels, in degrees.
+const LABEL_ANGLE: f64 = 35.0;
+/// About how wide one character of a 10 px label is.
+const LABEL_CHAR_WIDTH: f64 = 5.6;
+
+/// How far below the plot the rotated category labels reach: the longest
+/// label's length along the slant, projected on the vertical, plus its
+/// offset and its own height.
+fn label_depth(categories: &[String]) -> f64 {
+    let longest = categories
+        .iter()
+        .map(|label| label.chars().count())
+        .max()
+        .unwrap_or(0) as f64;
+    12.0 + longest * LABEL_CHAR_WIDTH * LABEL_ANGLE.to_radians().sin() + 10.0
+}
+
+/// Legend keys flow left to right from `top` and wrap into rows below the
+/// plot; a key shows the series' colour, and for lines its dash and marker.
+/// Returns the baseline of the last row.
+fn legend(out: &mut String, series: &[Series], lines: bool, top: f64) -> f64 {
     let mut x = LEFT;
-    let mut y = HEIGHT - BOTTOM + 84.0;
+    let mut y = top + 12.0;
     for s in series {
         // About 7 px per character at 12 px sans-serif, plus the key.
         let width = 30.0 + 7.0 * s.name.chars().count() as f64 + 18.0;
@@ -276,6 +301,7 @@ fn legend(out: &mut String, series: &[Series], lines: bool) {
         );
         x += width;
     }
+    y
 }
 
 /// Grouped bars: one group per category, one bar per series.
@@ -313,13 +339,14 @@ pub fn bar_chart(
         let label_y = bottom + 12.0;
         let _ = write!(
             out,
-            r#"<text transform="translate({label_x:.1} {label_y:.1}) rotate(-35)" text-anchor="end" font-size="10">{}</text>"#,
+            r#"<text transform="translate({label_x:.1} {label_y:.1}) rotate(-{LABEL_ANGLE})" text-anchor="end" font-size="10">{}</text>"#,
             escape(category)
         );
     }
-    legend(&mut out, series, false);
-    out.push_str("</svg>");
-    out
+    // Below the longest rotated label, never over it.
+    let top = (bottom + label_depth(categories)).max(HEIGHT - BOTTOM + 72.0);
+    let last = legend(&mut out, series, false, top);
+    finish(&out, last)
 }
 
 /// Lines over categorical x positions (e.g. record sizes), each point
@@ -366,9 +393,8 @@ pub fn line_chart(
             s.style.marker.draw(&mut out, x, y, colour);
         }
     }
-    legend(&mut out, series, true);
-    out.push_str("</svg>");
-    out
+    let last = legend(&mut out, series, true, TOP + PLOT_HEIGHT + 40.0);
+    finish(&out, last)
 }
 
 #[cfg(test)]
@@ -406,6 +432,51 @@ mod tests {
         assert_eq!(log.ticks().len(), 7);
         let linear = Scale::new(Axis::Linear, &series);
         assert!(linear.fraction(7_715.0) * PLOT_HEIGHT < 1.0);
+    }
+
+    /// The numbers of the attribute `name="..."` of every element `tag`
+    /// in `svg`.
+    fn attribute(svg: &str, tag: &str, name: &str) -> Vec<f64> {
+        svg.split(&format!("<{tag} "))
+            .skip(1)
+            .filter_map(|element| {
+                let start = element.find(&format!(" {name}=\""))? + name.len() + 3;
+                let rest = &element[start..];
+                rest[..rest.find('"')?].parse().ok()
+            })
+            .collect()
+    }
+
+    /// The legend sits below the longest rotated category label (it
+    /// overlapped the path names under the report's first chart), and the
+    /// chart grows to hold it.
+    #[test]
+    fn the_legend_clears_the_longest_label() {
+        let series = vec![Series {
+            name: "s2n-tls".into(),
+            values: vec![Some(10.0), Some(20.0)],
+            style: STYLE,
+        }];
+        let short = bar_chart("t", "i", Axis::Log, &["a".into(), "b".into()], &series);
+        let long_label = "s2n_tls::hostile_hello_1_byte_records_and_more".to_owned();
+        let long = bar_chart(
+            "t",
+            "i",
+            Axis::Log,
+            &["a".into(), long_label.clone()],
+            &series,
+        );
+        let bottom = TOP + PLOT_HEIGHT;
+        let label_reach = bottom
+            + 12.0
+            + long_label.chars().count() as f64 * LABEL_CHAR_WIDTH * LABEL_ANGLE.to_radians().sin();
+        // The legend key's rectangle is the last `<rect x=`.
+        let key_top = *attribute(&long, "rect", "y").last().expect("a legend key");
+        assert!(key_top > label_reach, "{key_top} <= {label_reach}");
+        let height = attribute(&long, "svg", "height")[0];
+        assert!(height > key_top + 12.0, "{height}");
+        assert!(height > attribute(&short, "svg", "height")[0]);
+        assert_eq!(attribute(&short, "svg", "height")[0], HEIGHT);
     }
 
     #[test]
