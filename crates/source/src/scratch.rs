@@ -4,7 +4,7 @@
 //! by cargo until `cargo update -p <crate> --precise <version>` moves the
 //! lock, and even a plain `cargo metadata` with a patch writes
 //! `[[patch.unused]]` into `Cargo.lock`. Neither may touch the real
-//! workspace. So each combination of library revisions gets its own copy,
+//! workspace. So each combination of patched libraries gets its own copy,
 //! `target/regress-source/scratch/<id>/`, of the workspace's files (tracked
 //! and untracked-but-not-ignored, as they are on disk), whose `Cargo.lock`
 //! starts as the real one and is then moved for the patches.
@@ -135,17 +135,23 @@ fn feature_args(features: &[String]) -> Vec<String> {
     vec!["--features".to_owned(), features.join(",")]
 }
 
-/// `<16 hex digits>` naming the combination of library folders: a commit's
-/// export, or a checkout's live folder, which one scratch copy serves
-/// from edit to edit (its lock is resolved again at each `prepare`), so
-/// the workspace's crates keep their paths and stay built.
+/// `<16 hex digits>` naming the combination of patched libraries and their
+/// crates, not the revisions: one scratch copy serves every revision of a
+/// library (the commits of a bisect or a history, BASE and HEAD of a diff,
+/// the edits of a live folder) one after the other, under its lock. The
+/// patches are `--config` arguments and the lock is resolved again at each
+/// `prepare`, so nothing of a revision stays in the copy; what does stay is
+/// the workspace crates' paths, and with them their artifacts: the runner
+/// crates the harness tests link (`regress` and the crates under it, which
+/// no library reaches) are compiled once, not once per revision, and only
+/// what depends on the patched crates is rebuilt.
 fn scratch_id(patches: &[PatchSet]) -> String {
     let mut hash = Sha256::new();
     for set in patches {
         hash.update(set.library.name.as_bytes());
         hash.update([0]);
         for krate in &set.crates {
-            hash.update(krate.path.as_os_str().as_encoded_bytes());
+            hash.update(krate.name.as_bytes());
             hash.update([0]);
         }
         hash.update([1]);
@@ -285,4 +291,40 @@ fn remove_others(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::{RUSTLS, S2N_TLS};
+    use crate::patch::PatchedCrate;
+
+    fn set(library: &'static crate::library::Library, commit: &str) -> PatchSet {
+        PatchSet {
+            library,
+            revision: commit.to_owned(),
+            key: commit.to_owned(),
+            crates: vec![PatchedCrate {
+                name: format!("{}-sys", library.name),
+                version: semver::Version::new(0, 3, 47),
+                path: PathBuf::from(format!("/exports/{}/{commit}/tree", library.name)),
+            }],
+        }
+    }
+
+    /// Every revision of a library shares one scratch copy (so the runner
+    /// crates are built once, not per revision); another library, or the
+    /// released crates (no patch), gets its own.
+    #[test]
+    fn one_scratch_copy_per_library_not_per_revision() {
+        let first = scratch_id(&[set(&S2N_TLS, "aaaa")]);
+        assert_eq!(first, scratch_id(&[set(&S2N_TLS, "bbbb")]));
+        assert_eq!(first.len(), 16);
+        assert_ne!(first, scratch_id(&[set(&RUSTLS, "aaaa")]));
+        assert_ne!(first, scratch_id(&[]));
+        assert_ne!(
+            first,
+            scratch_id(&[set(&S2N_TLS, "aaaa"), set(&RUSTLS, "aaaa")])
+        );
+    }
 }
