@@ -25,6 +25,13 @@
 //!    side's build replaces it; a binary older than its worktree, should
 //!    cargo ever reuse one anyway, is refused.
 //!
+//! 4. The workspace crates the measured program does not link (the runner's:
+//!    `regress` and the crates only it uses, which the harness tests need as
+//!    dev-dependencies) are built at `opt-level` 0: the revision's test
+//!    binary is never run, only its program is measured, and unoptimised
+//!    they compile in a fraction of the time. Which crates those are is read
+//!    from the revision's manifests ([`unlinked_members`]).
+//!
 //! When a commit configures `codegen-units` (or `incremental`) itself, point
 //! 1 would change its code generation; such a commit builds in the diff's own
 //! target folder instead ([`isolation`]).
@@ -62,19 +69,142 @@ pub fn isolation(worktree: &Path) -> Result<Isolation, ProgramError> {
         return Ok(Isolation::NeedsOwnTargetDir { reason });
     }
     let members = workspace_members(worktree)?;
-    Ok(Isolation::Renamed(
-        members
+    let unlinked = unlinked_members(worktree, &members);
+    let mut config = Vec::new();
+    for member in &members {
+        config.extend([
+            "--config".to_owned(),
+            format!("profile.dev.package.\"{member}\".codegen-units={INCREMENTAL_CODEGEN_UNITS}"),
+        ]);
+    }
+    // The runner's crates are built for the harness tests, which a revision
+    // build never runs (it measures the program): unoptimised, they compile
+    // in a fraction of the time, and the program does not link them.
+    for member in &unlinked {
+        config.extend([
+            "--config".to_owned(),
+            format!("profile.dev.package.\"{member}\".opt-level=0"),
+        ]);
+    }
+    Ok(Isolation::Renamed(config))
+}
+
+/// The workspace members the measured program does not link: not
+/// [`PROGRAM_PACKAGE`], and not reached from it through normal or build
+/// dependencies on path crates (read from the manifests: a normal or build
+/// dependency with a `path`, or `workspace = true` naming one in
+/// `[workspace.dependencies]`). Their optimisation level cannot change the
+/// program. Anything this reading does not understand (a member glob, a
+/// manifest that does not parse, no program package) gives none, and the
+/// build is the plain one.
+fn unlinked_members(worktree: &Path, members: &[String]) -> Vec<String> {
+    linked_members(worktree)
+        .map(|linked| {
+            members
+                .iter()
+                .filter(|member| !linked.contains(member.as_str()))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The package names of the members [`PROGRAM_PACKAGE`] links, itself
+/// included; `None` when the manifests say something this cannot follow.
+fn linked_members(root: &Path) -> Option<std::collections::BTreeSet<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let read = |dir: &Path| -> Option<toml::Table> {
+        std::fs::read_to_string(dir.join("Cargo.toml"))
+            .ok()?
+            .parse::<toml::Table>()
+            .ok()
+    };
+    let manifest = read(root)?;
+    let workspace = manifest.get("workspace")?.as_table()?;
+    // Member folders by package name, and the workspace's path dependencies.
+    let mut by_name: BTreeMap<String, (std::path::PathBuf, toml::Table)> = BTreeMap::new();
+    for member in workspace.get("members")?.as_array()? {
+        let relative = member.as_str()?;
+        if relative.contains(['*', '?', '[']) || relative.split('/').any(|part| part == "..") {
+            return None;
+        }
+        let dir = root.join(relative);
+        let member_manifest = read(&dir)?;
+        let name = member_manifest
+            .get("package")?
+            .get("name")?
+            .as_str()?
+            .to_owned();
+        by_name.insert(name, (dir, member_manifest));
+    }
+    let workspace_paths: BTreeMap<&str, std::path::PathBuf> = workspace
+        .get("dependencies")
+        .and_then(toml::Value::as_table)
+        .map(|table| {
+            table
+                .iter()
+                .filter_map(|(key, value)| {
+                    let path = value.get("path")?.as_str()?;
+                    Some((key.as_str(), root.join(path)))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let name_of = |dir: &Path| -> Option<String> {
+        let wanted = dir.canonicalize().ok()?;
+        by_name
             .iter()
-            .flat_map(|member| {
-                [
-                    "--config".to_owned(),
-                    format!(
-                        "profile.dev.package.\"{member}\".codegen-units={INCREMENTAL_CODEGEN_UNITS}"
-                    ),
-                ]
-            })
-            .collect(),
-    ))
+            .find(|(_, (member, _))| member.canonicalize().ok().as_deref() == Some(&wanted))
+            .map(|(name, _)| name.clone())
+    };
+    let linked_dependencies = |dir: &Path, manifest: &toml::Table| -> Vec<std::path::PathBuf> {
+        let mut tables: Vec<&toml::Table> = Vec::new();
+        for kind in ["dependencies", "build-dependencies"] {
+            if let Some(table) = manifest.get(kind).and_then(toml::Value::as_table) {
+                tables.push(table);
+            }
+        }
+        if let Some(targets) = manifest.get("target").and_then(toml::Value::as_table) {
+            for target in targets.values().filter_map(toml::Value::as_table) {
+                for kind in ["dependencies", "build-dependencies"] {
+                    if let Some(table) = target.get(kind).and_then(toml::Value::as_table) {
+                        tables.push(table);
+                    }
+                }
+            }
+        }
+        let mut paths = Vec::new();
+        for table in tables {
+            for (key, value) in table {
+                if let Some(path) = value.get("path").and_then(toml::Value::as_str) {
+                    paths.push(dir.join(path));
+                } else if value.get("workspace").and_then(toml::Value::as_bool) == Some(true) {
+                    if let Some(path) = workspace_paths.get(key.as_str()) {
+                        paths.push(path.clone());
+                    }
+                }
+            }
+        }
+        paths
+    };
+    let mut linked = BTreeSet::new();
+    let mut queue = vec![super::PROGRAM_PACKAGE.to_owned()];
+    if !by_name.contains_key(super::PROGRAM_PACKAGE) {
+        return None;
+    }
+    while let Some(name) = queue.pop() {
+        if !linked.insert(name.clone()) {
+            continue;
+        }
+        let (dir, manifest) = by_name.get(&name)?;
+        for path in linked_dependencies(dir, manifest) {
+            // A path crate outside the workspace is not a member to rename.
+            if let Some(member) = name_of(&path) {
+                queue.push(member);
+            }
+        }
+    }
+    Some(linked)
 }
 
 /// Why a manifest's profiles rule the renaming out, if they do: a dev or
@@ -216,6 +346,82 @@ fn check_fresh(spec: &BuildSpec<'_>, built: &Path) -> Result<(), ProgramError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    fn package(root: &Path, dir: &str, name: &str, dependencies: &str) {
+        write(
+            &root.join(dir).join("Cargo.toml"),
+            &format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\n\n{dependencies}"),
+        );
+    }
+
+    /// Only the members the program reaches through normal and build
+    /// dependencies are linked; the runner, reached only through the
+    /// program's dev-dependencies, is not.
+    #[test]
+    fn the_members_the_program_does_not_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        write(
+            &root.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"harnesses\", \"crates/measure\", \"crates/runner\", \
+             \"crates/gen\", \"crates/process\"]\n\
+             [workspace.dependencies]\nmeasure = { path = \"crates/measure\" }\n\
+             runner = { path = \"crates/runner\" }\nserde = \"1\"\n",
+        );
+        package(
+            root,
+            "harnesses",
+            "harnesses",
+            "[dependencies]\nmeasure = { workspace = true }\nserde = { workspace = true }\n\
+             [build-dependencies]\ngen = { path = \"../crates/gen\" }\n\
+             [dev-dependencies]\nrunner = { workspace = true }\n",
+        );
+        package(root, "crates/measure", "measure", "");
+        package(root, "crates/gen", "gen", "");
+        package(
+            root,
+            "crates/runner",
+            "runner",
+            "[dependencies]\nmeasure = { workspace = true }\nprocess = { path = \"../process\" }\n",
+        );
+        package(root, "crates/process", "process", "");
+        let members: Vec<String> = ["harnesses", "measure", "runner", "gen", "process"]
+            .map(str::to_owned)
+            .to_vec();
+        assert_eq!(unlinked_members(root, &members), vec!["runner", "process"]);
+
+        // A member glob is not followed: no member is taken as unlinked.
+        write(
+            &root.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"harnesses\", \"crates/*\"]\n",
+        );
+        assert!(unlinked_members(root, &members).is_empty());
+    }
+
+    /// This project as it is: the program links the measure crate, not the
+    /// runner's.
+    #[test]
+    fn this_workspace_links_measure_and_not_the_runner() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let linked = linked_members(&root).expect("this workspace's manifests");
+        assert!(
+            linked.contains("harnesses") && linked.contains("regress-measure"),
+            "{linked:?}"
+        );
+        for runner in [
+            "regress",
+            "regress-source",
+            "regress-profile",
+            "regress-process",
+        ] {
+            assert!(!linked.contains(runner), "{runner} in {linked:?}");
+        }
+    }
 
     #[test]
     fn profile_settings_that_rule_out_renaming() {
