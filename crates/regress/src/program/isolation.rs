@@ -30,7 +30,7 @@
 //!    dev-dependencies) are built at `opt-level` 0: the revision's test
 //!    binary is never run, only its program is measured, and unoptimised
 //!    they compile in a fraction of the time. Which crates those are is read
-//!    from the revision's manifests ([`unlinked_members`]).
+//!    from the revision's manifests (`unlinked_members`).
 //!
 //! When a commit configures `codegen-units` (or `incremental`) itself, point
 //! 1 would change its code generation; such a commit builds in the diff's own
