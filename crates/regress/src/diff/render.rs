@@ -210,6 +210,9 @@ pub fn text(report: &DiffReport) -> String {
     for (harness, why) in &attention {
         let _ = writeln!(out, "\nneeds a maintainer: {harness} {why}");
     }
+    if let Some(hostile) = hostile_regressions(report, str::to_owned) {
+        let _ = writeln!(out, "\n{HOSTILE_WORDS}: {hostile}");
+    }
     let regressions = report.harnesses.iter().any(HarnessDiff::regressed);
     let verdict = match report.outcome() {
         Outcome::Clean => format!(
@@ -316,6 +319,11 @@ pub fn markdown(report: &DiffReport) -> String {
         cpu_profile(report),
         tally(report),
     );
+    if let Some(hostile) = hostile_regressions(report, code) {
+        let mut words = HOSTILE_WORDS.to_owned();
+        words[..1].make_ascii_uppercase();
+        let _ = writeln!(out, "> [!CAUTION]\n> {words}: {hostile}.\n");
+    }
     if let Some(sources) = &report.sources {
         out.push_str(&sources.markdown());
     }
@@ -447,6 +455,56 @@ pub fn markdown(report: &DiffReport) -> String {
 
 /// What a clean verdict must add: that it covers only what the harnesses
 /// run.
+/// The path-name prefix of the hostile-peer paths (`Path::Hostile` in the
+/// harnesses): each counts what one flight of a hostile client costs a
+/// server.
+const HOSTILE_PREFIX: &str = "hostile_";
+
+/// The most hostile-peer harnesses a note names; the rest are counted.
+const HOSTILE_NAMED: usize = 10;
+
+/// The regressed hostile-peer harnesses, as `name (+1.2%)`, the first
+/// [`HOSTILE_NAMED`] of them named with `name`, and how many more there are.
+fn hostile_regressions(report: &DiffReport, name: impl Fn(&str) -> String) -> Option<String> {
+    let regressed: Vec<&HarnessDiff> = report
+        .harnesses
+        .iter()
+        .filter(|harness| {
+            harness.regressed()
+                && harness
+                    .harness
+                    .as_str()
+                    .split_once("::")
+                    .is_some_and(|(_, path)| path.starts_with(HOSTILE_PREFIX))
+        })
+        .collect();
+    if regressed.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = regressed
+        .iter()
+        .take(HOSTILE_NAMED)
+        .map(|harness| match (harness.base, harness.head) {
+            (Some(base), Some(head)) => {
+                format!(
+                    "{} ({})",
+                    name(harness.harness.as_str()),
+                    signed_percent(base, head)
+                )
+            }
+            _ => name(harness.harness.as_str()),
+        })
+        .collect();
+    if regressed.len() > HOSTILE_NAMED {
+        named.push(format!("{} more", regressed.len() - HOSTILE_NAMED));
+    }
+    Some(named.join(", "))
+}
+
+/// What the terminal and the comment say when a hostile-peer path
+/// regressed: the change raises what a peer can make a server pay.
+const HOSTILE_WORDS: &str = "this change raises what a hostile peer can make a server pay";
+
 fn blind_note(report: &DiffReport) -> String {
     let spots = blind_spots_of(report);
     if spots.unknown.is_some() {
@@ -601,6 +659,60 @@ mod tests {
             Threshold::default(),
         );
         report(vec![regressed, same, added], Vec::new())
+    }
+
+    /// A regressed hostile-peer path is named in those words in the
+    /// terminal and the comment; a regressed well-behaved path, or a
+    /// hostile one that did not regress, is not.
+    #[test]
+    fn a_hostile_path_that_regressed_says_what_a_peer_can_make_a_server_pay() {
+        let harness = |name_: &str, base: u64, head: u64| {
+            HarnessDiff::compared(&name(name_), base, head, Threshold::default(), Vec::new())
+        };
+        let calm = report(
+            vec![
+                harness("s2n_tls::handshake_rsa4096", 1_000_000, 2_000_000),
+                harness("openssl::hostile_hello_retry", 80_000, 80_000),
+            ],
+            Vec::new(),
+        );
+        assert!(!text(&calm).contains(HOSTILE_WORDS));
+        assert!(!markdown(&calm).contains("hostile peer"));
+        let raised = report(
+            vec![
+                harness("s2n_tls::handshake_rsa4096", 1_000_000, 1_000_000),
+                harness("openssl::hostile_hello_retry", 80_000, 160_000),
+            ],
+            Vec::new(),
+        );
+        assert!(
+            text(&raised).contains(
+                "this change raises what a hostile peer can make a server pay: \
+                 openssl::hostile_hello_retry (+100.00%)"
+            ),
+            "{}",
+            text(&raised)
+        );
+        let md = markdown(&raised);
+        assert!(
+            md.contains(
+                "> [!CAUTION]\n> This change raises what a hostile peer can make a server pay: \
+                 `openssl::hostile_hello_retry` (+100.00%)."
+            ),
+            "{md}"
+        );
+        // Many at once: ten named, the rest counted.
+        let many = report(
+            (0..12)
+                .map(|n| harness(&format!("rustls::hostile_p{n:02}"), 1_000_000, 2_000_000))
+                .collect(),
+            Vec::new(),
+        );
+        assert!(
+            text(&many).contains("rustls::hostile_p09 (+100.00%), 2 more"),
+            "{}",
+            text(&many)
+        );
     }
 
     #[test]
