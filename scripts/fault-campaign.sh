@@ -12,7 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --locked --quiet -p regress --bin regress --example fault_campaign
+# The test profile (the dev profile's settings): after `cargo test`, as in
+# CI, the runner and this example are already built in it.
+cargo build --locked --quiet --profile test -p regress --bin regress --example fault_campaign
 mkdir -p perf_outputs
-exec cargo run --locked --quiet -p regress --example fault_campaign -- \
+exec cargo run --locked --quiet --profile test -p regress --example fault_campaign -- \
     --out perf_outputs/fault-campaign.md "$@"
