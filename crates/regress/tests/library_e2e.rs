@@ -164,6 +164,12 @@ fn writes(harness: &str) -> u64 {
     }
 }
 
+/// The most a harness the spin does not run on may move, summed over its
+/// functions: the gate's smallest threshold (±1,000), and a thirtieth of
+/// one call of the s2n-tls spin (3 * 10,000 + 5), so one call hiding
+/// anywhere is still a finding, whatever the machine's layout noise.
+const LAYOUT_NOISE: u64 = 1_000;
+
 /// A harness the spin does not run on, checked for anything beyond layout
 /// noise. The spin moves the library's code and data by a few bytes, and
 /// glibc's string functions count a few instructions more or less on the
@@ -175,7 +181,10 @@ fn writes(harness: &str) -> u64 {
 /// differently elsewhere in the same crate: `also` names that crate's
 /// origin, where the same small noise is allowed (measured on rustls:
 /// session_resumption -31 in `check_binder`'s inlined `subtle` compare).
-/// Anything in another origin, or more than 100 instructions, is a finding.
+/// How much depends on where the strings land, so on the machine: the CI
+/// runner once gave config_build -58 net, 124 in all (`__memcmp_avx2_movbe`
+/// -55, `__strncmp_avx2` -36, `__strcasecmp_avx2` +33). Anything in another
+/// origin, or more than [`LAYOUT_NOISE`] instructions, is a finding.
 fn beyond_layout_noise(harness: &serde_json::Value, also: Option<&str>) -> Option<String> {
     let name = harness["harness"].as_str().expect("name");
     let functions = harness["functions"].as_array().expect("functions");
@@ -190,15 +199,14 @@ fn beyond_layout_noise(harness: &serde_json::Value, also: Option<&str>) -> Optio
                 .is_some_and(|file| file.starts_with("./"));
         in_glibc || also.is_some_and(|origin| f["origin"] == origin)
     });
-    (!allowed || noise > 100 || harness["delta"].as_i64().is_none_or(|d| d.abs() > 100)).then(
-        || {
-            format!(
-                "{name}: more than layout noise (delta {}): {:?}",
-                harness["delta"],
-                &functions[..functions.len().min(5)]
-            )
-        },
-    )
+    let beyond = |d: i64| d.unsigned_abs() > LAYOUT_NOISE;
+    (!allowed || beyond(noise) || harness["delta"].as_i64().is_none_or(beyond)).then(|| {
+        format!(
+            "{name}: more than layout noise (delta {}): {:?}",
+            harness["delta"],
+            &functions[..functions.len().min(5)]
+        )
+    })
 }
 
 #[test]
