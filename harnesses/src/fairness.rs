@@ -20,7 +20,7 @@ use crate::tls::hostile::{check_served, wire, HostileFlight, Victim};
 use crate::tls::key_update::KeyUpdate;
 use crate::tls::record::Records;
 use crate::tls::rejected::{RejectedHandshake, Rejection, REJECTED};
-use crate::tls::testing::{one_run, tls13};
+use crate::tls::testing::{one_run, tls12, tls13};
 use crate::tls::Tls;
 
 /// The full handshakes `library` (as this build links it) has.
@@ -132,6 +132,35 @@ fn record_check_rejects_a_wrong_transfer<L: Tls>() {
         .check(&setup, &output)
         .expect_err("a flipped byte must fail the check");
     assert!(error.to_string().contains("524288"), "{error}");
+}
+
+/// A CBC record path's check fails on a transfer that TLS 1.2's AES-128-GCM
+/// protected, and the other way round: the path really runs CBC records.
+fn cbc_check_needs_cbc<L: Tls>() {
+    let cbc = Records::<L>::new(tls12(Cipher::Aes128CbcSha, 1024));
+    let gcm = Records::<L>::new(tls12(Cipher::Aes128Gcm, 1024));
+    for (ran, checked) in [(&cbc, &gcm), (&gcm, &cbc)] {
+        let setup = ran.setup().expect("setup");
+        let input = ran.prepare(&setup).expect("prepare");
+        let output = ran.run(&setup, input).expect("run");
+        ran.check(&setup, &output).expect("its own check");
+        assert!(
+            checked.check(&setup, &output).is_err(),
+            "{} passed the check of {}",
+            ran.path,
+            checked.path
+        );
+    }
+}
+
+#[test]
+fn cbc_records_are_told_from_aead_ones() {
+    cbc_check_needs_cbc::<S2nTls>();
+    cbc_check_needs_cbc::<OpenSsl>();
+    // rustls implements no CBC suite: its configs refuse the path rather
+    // than negotiate something else.
+    let cbc = tls12(Cipher::Aes128CbcSha, 1024);
+    assert!(Rustls::configs(&cbc.profile()).is_err());
 }
 
 #[test]

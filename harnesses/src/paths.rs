@@ -15,7 +15,9 @@
 use std::fmt::{self, Write as _};
 
 use crate::common::payload::RECORD_BYTES;
-use crate::common::pins::{Cipher, CipherSuite, Expected, NamedGroup, Pins, TlsVersion};
+use crate::common::pins::{
+    Cipher, CipherSuite, Expected, NamedGroup, Pins, SignatureScheme, TlsVersion,
+};
 use crate::common::pki::Pki;
 
 /// Who is measured.
@@ -531,10 +533,16 @@ impl Record {
         CipherSuite::new(self.version, self.cipher)
     }
 
-    /// The handshake's profile, with the record's suite.
+    /// The handshake's profile, with the record's suite. A CBC path's
+    /// peers are of the suite's era: they sign with PKCS#1 v1.5
+    /// (s2n-tls's policies that prefer ECDHE-RSA-AES128-SHA offer no PSS
+    /// scheme).
     pub const fn profile(&self) -> Profile {
         let mut profile = Handshake::full(Pki::Rsa4096, self.version).profile();
         profile.pins.suite = self.suite();
+        if !self.cipher.is_aead() {
+            profile.pins.scheme = SignatureScheme::RsaPkcs1Sha256;
+        }
         profile
     }
 
@@ -543,16 +551,34 @@ impl Record {
         RECORD_BYTES.div_ceil(self.write_size)
     }
 
-    /// Bytes a record adds to its plaintext: the 5-byte header and the
-    /// 16-byte tag of every AEAD here, plus TLS 1.3's inner content type.
-    pub const fn overhead(&self) -> usize {
-        match self.version {
-            TlsVersion::Tls12 => 5 + 16,
-            TlsVersion::Tls13 => 5 + 1 + 16,
+    /// Bytes one record of `plaintext` bytes takes on the wire, its 5-byte
+    /// header included. An AEAD adds its 16-byte tag (and TLS 1.3 its inner
+    /// content type). AES-128-CBC with HMAC-SHA1 adds a 16-byte explicit IV,
+    /// a 20-byte MAC and 1 to 16 bytes of padding, which pads the MAC too
+    /// unless the peers negotiated `encrypt_then_mac` (RFC 7366).
+    pub const fn record_len(&self, plaintext: usize, encrypt_then_mac: bool) -> usize {
+        const HEADER: usize = 5;
+        const TAG: usize = 16;
+        const IV: usize = 16;
+        const MAC: usize = 20;
+        const BLOCK: usize = 16;
+        // Padding always adds 1 to 16 bytes: at least its length byte.
+        const fn padded(len: usize) -> usize {
+            (len / BLOCK + 1) * BLOCK
         }
+        HEADER
+            + match (self.cipher.is_aead(), self.version, encrypt_then_mac) {
+                (true, TlsVersion::Tls12, _) => plaintext + TAG,
+                (true, TlsVersion::Tls13, _) => plaintext + 1 + TAG,
+                (false, _, false) => IV + padded(plaintext + MAC),
+                (false, _, true) => IV + padded(plaintext) + MAC,
+            }
     }
 
     fn validate(&self) -> Result<(), String> {
+        if !self.cipher.is_aead() && self.version != TlsVersion::Tls12 {
+            return Err(format!("{} records are TLS 1.2's", self.cipher.label()));
+        }
         if self.write_size == 0
             || self.write_size > Record::MAX_FRAGMENT
             || !self.write_size.is_multiple_of(1024)
@@ -623,6 +649,9 @@ impl Aead {
     }
 
     fn validate(&self) -> Result<(), String> {
+        if !self.cipher.is_aead() {
+            return Err(format!("{} is not an AEAD", self.cipher.label()));
+        }
         if self.message_len == 0 || !Aead::RUN_BYTES.is_multiple_of(self.message_len) {
             return Err(format!(
                 "message length {} does not divide a run's {} bytes",
@@ -829,7 +858,23 @@ mod tests {
             record.profile().pins.suite,
             CipherSuite::Tls13Aes256GcmSha384
         );
-        assert_eq!((record.records(), record.overhead()), (1024, 22));
+        assert_eq!(
+            (record.records(), record.record_len(1024, false)),
+            (1024, 1024 + 22)
+        );
+        let cbc = Record {
+            cipher: Cipher::Aes128CbcSha,
+            version: TlsVersion::Tls12,
+            write_size: 1024,
+        };
+        assert_eq!(cbc.to_string(), "record_tls12_aes128cbc_sha_1k");
+        assert_eq!(cbc.profile().pins.suite, CipherSuite::EcdheRsaAes128CbcSha);
+        assert_eq!(cbc.profile().pins.scheme, SignatureScheme::RsaPkcs1Sha256);
+        // MAC-then-encrypt: 1024 + 20 bytes of MAC padded to 1056, after a
+        // 16-byte IV; encrypt-then-MAC: 1024 padded to 1040, then the MAC.
+        assert_eq!(cbc.record_len(1024, false), 5 + 16 + 1056);
+        assert_eq!(cbc.record_len(1024, true), 5 + 16 + 1040 + 20);
+        assert_eq!(cbc.record_len(16 * 1024, false), 5 + 16 + 16416);
     }
 
     #[test]
@@ -876,5 +921,17 @@ mod tests {
             message_len: 48,
         };
         assert!(Path::Aead(aead).validate().is_err());
+        let cbc_aead = Aead {
+            cipher: Cipher::Aes128CbcSha,
+            direction: Direction::Seal,
+            message_len: 64,
+        };
+        assert!(Path::Aead(cbc_aead).validate().is_err());
+        let cbc_tls13 = Record {
+            cipher: Cipher::Aes128CbcSha,
+            version: TlsVersion::Tls13,
+            write_size: 1024,
+        };
+        assert!(Path::Record(cbc_tls13).validate().is_err());
     }
 }

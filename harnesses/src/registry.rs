@@ -36,7 +36,7 @@ const TLS_LIBRARIES: [Library; 3] = [Library::S2nTls, Library::Rustls, Library::
 
 /// The paths a TLS library is measured on.
 fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
-    let records = Cipher::ALL.into_iter().flat_map(move |cipher| {
+    let records = Cipher::AEADS.into_iter().flat_map(move |cipher| {
         // No s2n-tls policy lets two s2n-tls peers agree on ChaCha20 in
         // TLS 1.3 (see `s2n_tls`): its ChaCha20 records are TLS 1.2.
         let version = match (library, cipher) {
@@ -49,6 +49,18 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
                 version,
                 write_size,
             })
+        })
+    });
+    // TLS 1.2 CBC records: rustls implements no CBC suite.
+    let cbc = match library {
+        Library::Rustls => [].iter(),
+        _ => Record::WRITE_SIZES.iter(),
+    }
+    .map(|&write_size| {
+        Path::Record(Record {
+            cipher: Cipher::Aes128CbcSha,
+            version: TlsVersion::Tls12,
+            write_size,
         })
     });
     // The s2n-tls crate has no standalone X.509 API.
@@ -66,6 +78,7 @@ fn tls_paths(library: Library) -> impl Iterator<Item = Path> + Clone {
         .chain(records)
         .chain(x509.copied())
         .chain(Handshake::REAL_WORLD.map(Path::Handshake))
+        .chain(cbc)
         .chain([
             Path::Defaults,
             Path::Rejected,
@@ -229,10 +242,13 @@ mod tests {
         // s2n-tls has no captured-ticket hostile paths (its default server
         // issues no tickets).
         let captured = Hostile::ALL.iter().filter(|input| input.captured()).count();
+        // TLS 1.2 CBC records: s2n-tls and OpenSSL, every write size.
+        let cbc = 2 * Record::WRITE_SIZES.len();
         assert_eq!(
             entries.len() + skipped.len(),
             69 + 3 * (Handshake::REAL_WORLD.len() + 4 + Hostile::ALL.len()) + Feature::ALL.len()
                 - captured
+                + cbc
         );
         for (name, why) in &skipped {
             // rustls 0.24 builds lack the harnesses not yet written for its

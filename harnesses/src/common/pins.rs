@@ -33,29 +33,43 @@ impl TlsVersion {
     }
 }
 
-/// The AEAD that protects records, whatever the protocol version.
+/// What protects records: an AEAD, whatever the protocol version, or
+/// TLS 1.2's AES-CBC with HMAC-SHA1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Cipher {
     Aes128Gcm,
     Aes256Gcm,
     ChaCha20Poly1305,
+    /// AES-128 in CBC mode with an HMAC-SHA1 tag (TLS 1.2 only): what old
+    /// clients, embedded stacks and the 2017-era policies still in service
+    /// negotiate. Not an AEAD: the MAC is computed over the plaintext and
+    /// encrypted with it (MAC-then-encrypt), unless both peers agree on
+    /// encrypt-then-MAC (RFC 7366), as two OpenSSL peers do.
+    Aes128CbcSha,
 }
 
 impl Cipher {
-    /// Every cipher, in the order paths list them.
-    pub const ALL: [Cipher; 3] = [
+    /// Every AEAD, in the order paths list them.
+    pub const AEADS: [Cipher; 3] = [
         Cipher::Aes128Gcm,
         Cipher::Aes256Gcm,
         Cipher::ChaCha20Poly1305,
     ];
 
-    /// How paths name it: `aes128gcm`, `aes256gcm`, `chacha20poly1305`.
+    /// How paths name it: `aes128gcm`, `aes256gcm`, `chacha20poly1305`,
+    /// `aes128cbc_sha`.
     pub const fn label(self) -> &'static str {
         match self {
             Cipher::Aes128Gcm => "aes128gcm",
             Cipher::Aes256Gcm => "aes256gcm",
             Cipher::ChaCha20Poly1305 => "chacha20poly1305",
+            Cipher::Aes128CbcSha => "aes128cbc_sha",
         }
+    }
+
+    /// Whether it is an AEAD (every cipher but CBC).
+    pub const fn is_aead(self) -> bool {
+        !matches!(self, Cipher::Aes128CbcSha)
     }
 }
 
@@ -69,22 +83,28 @@ pub enum CipherSuite {
     EcdheRsaAes128GcmSha256,
     EcdheRsaAes256GcmSha384,
     EcdheRsaChaCha20Poly1305Sha256,
+    EcdheRsaAes128CbcSha,
 }
 
 impl CipherSuite {
     /// Every suite, for lookups.
-    pub const ALL: [CipherSuite; 6] = [
+    pub const ALL: [CipherSuite; 7] = [
         CipherSuite::Tls13Aes128GcmSha256,
         CipherSuite::Tls13Aes256GcmSha384,
         CipherSuite::Tls13ChaCha20Poly1305Sha256,
         CipherSuite::EcdheRsaAes128GcmSha256,
         CipherSuite::EcdheRsaAes256GcmSha384,
         CipherSuite::EcdheRsaChaCha20Poly1305Sha256,
+        CipherSuite::EcdheRsaAes128CbcSha,
     ];
 
-    /// The suite of `version` that protects records with `cipher`.
+    /// The suite of `version` that protects records with `cipher`. CBC has
+    /// a TLS 1.2 suite only, which this gives for either version (a path
+    /// pinning TLS 1.3 with it fails `Record::validate`, and would fail the
+    /// check: the suite's version is not the pinned one).
     pub const fn new(version: TlsVersion, cipher: Cipher) -> CipherSuite {
         match (version, cipher) {
+            (_, Cipher::Aes128CbcSha) => CipherSuite::EcdheRsaAes128CbcSha,
             (TlsVersion::Tls13, Cipher::Aes128Gcm) => CipherSuite::Tls13Aes128GcmSha256,
             (TlsVersion::Tls13, Cipher::Aes256Gcm) => CipherSuite::Tls13Aes256GcmSha384,
             (TlsVersion::Tls13, Cipher::ChaCha20Poly1305) => {
@@ -107,6 +127,7 @@ impl CipherSuite {
             CipherSuite::EcdheRsaAes128GcmSha256 => 0xc02f,
             CipherSuite::EcdheRsaAes256GcmSha384 => 0xc030,
             CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => 0xcca8,
+            CipherSuite::EcdheRsaAes128CbcSha => 0xc013,
         }
     }
 
@@ -120,6 +141,7 @@ impl CipherSuite {
             CipherSuite::EcdheRsaAes128GcmSha256 => "ECDHE-RSA-AES128-GCM-SHA256",
             CipherSuite::EcdheRsaAes256GcmSha384 => "ECDHE-RSA-AES256-GCM-SHA384",
             CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => "ECDHE-RSA-CHACHA20-POLY1305",
+            CipherSuite::EcdheRsaAes128CbcSha => "ECDHE-RSA-AES128-SHA",
         }
     }
 
@@ -213,11 +235,13 @@ impl NamedGroup {
 
 /// A handshake signature scheme (CertificateVerify, TLS 1.2
 /// ServerKeyExchange). Each PKI's keys sign with exactly one
-/// (`Pki::signature_scheme`).
+/// (`Pki::signature_scheme`), except on the CBC record paths, whose
+/// 2017-era peers sign with PKCS#1 v1.5 (`Record::profile`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SignatureScheme {
     RsaPssRsaeSha256,
     EcdsaSecp256r1Sha256,
+    RsaPkcs1Sha256,
 }
 
 impl SignatureScheme {
@@ -226,6 +250,7 @@ impl SignatureScheme {
         match self {
             SignatureScheme::RsaPssRsaeSha256 => "rsa_pss_rsae_sha256",
             SignatureScheme::EcdsaSecp256r1Sha256 => "ecdsa_secp256r1_sha256",
+            SignatureScheme::RsaPkcs1Sha256 => "rsa_pkcs1_sha256",
         }
     }
 
@@ -234,12 +259,14 @@ impl SignatureScheme {
         match self {
             SignatureScheme::RsaPssRsaeSha256 => 0x0804,
             SignatureScheme::EcdsaSecp256r1Sha256 => 0x0403,
+            SignatureScheme::RsaPkcs1Sha256 => 0x0401,
         }
     }
 
-    const ALL: [SignatureScheme; 2] = [
+    const ALL: [SignatureScheme; 3] = [
         SignatureScheme::RsaPssRsaeSha256,
         SignatureScheme::EcdsaSecp256r1Sha256,
+        SignatureScheme::RsaPkcs1Sha256,
     ];
 
     /// A library's report, by name.
@@ -471,7 +498,9 @@ pub fn every_other_expectation(good: &Expected) -> Vec<(&'static str, Expected)>
     with("scheme", &|e| {
         e.pins.scheme = match e.pins.scheme {
             SignatureScheme::RsaPssRsaeSha256 => SignatureScheme::EcdsaSecp256r1Sha256,
-            SignatureScheme::EcdsaSecp256r1Sha256 => SignatureScheme::RsaPssRsaeSha256,
+            SignatureScheme::EcdsaSecp256r1Sha256 | SignatureScheme::RsaPkcs1Sha256 => {
+                SignatureScheme::RsaPssRsaeSha256
+            }
         }
     });
     with("client auth", &|e| e.client_auth = !e.client_auth);
@@ -513,9 +542,12 @@ mod tests {
             assert_eq!(CipherSuite::from_iana(suite.iana()), Seen::Is(suite));
         }
         for version in [TlsVersion::Tls12, TlsVersion::Tls13] {
-            for cipher in Cipher::ALL {
+            for cipher in Cipher::AEADS {
                 assert_eq!(CipherSuite::new(version, cipher).version(), version);
             }
+            // CBC has a TLS 1.2 suite only.
+            let cbc = CipherSuite::new(version, Cipher::Aes128CbcSha);
+            assert_eq!(cbc.version(), TlsVersion::Tls12);
         }
         for scheme in SignatureScheme::ALL {
             assert_eq!(SignatureScheme::from_name(scheme.name()), Seen::Is(scheme));

@@ -32,6 +32,7 @@ fn scheme(kind: Option<Nid>, digest: Option<Nid>) -> Seen<SignatureScheme> {
     match (kind, digest) {
         (None, None) => Seen::Nothing,
         (Some(Nid::RSASSAPSS), Some(Nid::SHA256)) => Seen::Is(SignatureScheme::RsaPssRsaeSha256),
+        (Some(Nid::RSAENCRYPTION), Some(Nid::SHA256)) => Seen::Is(SignatureScheme::RsaPkcs1Sha256),
         (Some(Nid::X9_62_ID_ECPUBLICKEY), Some(Nid::SHA256)) => {
             Seen::Is(SignatureScheme::EcdsaSecp256r1Sha256)
         }

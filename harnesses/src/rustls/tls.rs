@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn each_record_path_negotiates_its_suite() {
-        for cipher in Cipher::ALL {
+        for cipher in Cipher::AEADS {
             let path = testing::tls13(cipher, 1024);
             let (_, pair) = testing::prepared::<Rustls>(path);
             let negotiated = pair.client.negotiated_cipher_suite();
@@ -231,7 +231,11 @@ mod tests {
                 .collect();
             assert_eq!(records.len() == 1, limit >= 16 * 1024 || size <= limit);
             assert_eq!(pair.client_end.outgoing_records(), Some(records.clone()));
-            assert_eq!(pair.in_flight().0, size + records.len() * path.overhead());
+            let wire: usize = records
+                .iter()
+                .map(|&r| path.record_len(r - 17, false))
+                .sum();
+            assert_eq!(pair.in_flight().0, wire);
             assert_eq!(
                 pair.server_end.incoming_bytes()[0],
                 0x17,

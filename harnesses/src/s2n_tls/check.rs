@@ -51,6 +51,9 @@ pub fn negotiated(conn: &Connection) -> Result<Negotiated, HarnessError> {
         (Some(SignatureAlgorithm::RSA_PSS_RSAE), Some(HashAlgorithm::SHA256)) => {
             Seen::Is(SignatureScheme::RsaPssRsaeSha256)
         }
+        (Some(SignatureAlgorithm::RSA_PKCS1), Some(HashAlgorithm::SHA256)) => {
+            Seen::Is(SignatureScheme::RsaPkcs1Sha256)
+        }
         (Some(SignatureAlgorithm::ECDSA), Some(HashAlgorithm::SHA256)) => {
             Seen::Is(SignatureScheme::EcdsaSecp256r1Sha256)
         }

@@ -36,6 +36,12 @@ pub const AES256_SERVER_POLICY: &str = "20190802";
 /// ECDHE-RSA-CHACHA20-POLY1305 first, secp256r1 first.
 pub const CHACHA20_POLICY: &str = "20201021";
 
+/// The policy of both sides of CBC records: `20170718`, TLS 1.0 to 1.2,
+/// ECDHE-RSA-AES128-SHA first, secp256r1 first, and the PKCS#1 v1.5
+/// schemes of 2014 (no PSS). No s2n-tls policy with a PSS scheme prefers a
+/// CBC suite.
+pub const CBC_POLICY: &str = "20170718";
+
 /// The policy of both sides of post-quantum paths: `default_pq` in s2n-tls
 /// 0.3.47 (`security_policy_20250721`: X25519MLKEM768 first among its KEM
 /// groups, TLS_AES_128_GCM_SHA256 first; with an rsaEncryption key its first
@@ -83,6 +89,7 @@ pub fn policies(profile: &Profile) -> Result<(&'static str, &'static str), &'sta
         CipherSuite::Tls13Aes256GcmSha384 => Ok((PINNED_POLICY, AES256_SERVER_POLICY)),
         CipherSuite::EcdheRsaAes128GcmSha256 => Ok((TLS12_CLIENT_POLICY, PINNED_POLICY)),
         CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => Ok((CHACHA20_POLICY, CHACHA20_POLICY)),
+        CipherSuite::EcdheRsaAes128CbcSha => Ok((CBC_POLICY, CBC_POLICY)),
         CipherSuite::Tls13ChaCha20Poly1305Sha256 => Err(
             "no s2n-tls 0.3.47 policy lets two s2n-tls peers negotiate ChaCha20-Poly1305 \
              in TLS 1.3 (its ChaCha20 records are TLS 1.2)",
@@ -326,6 +333,7 @@ mod tests {
             TLS12_CLIENT_POLICY,
             AES256_SERVER_POLICY,
             CHACHA20_POLICY,
+            CBC_POLICY,
             PQ_POLICY,
             X25519_POLICY,
             NO_X25519_SERVER_POLICY,

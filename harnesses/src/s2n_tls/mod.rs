@@ -50,6 +50,7 @@
 //! | [`config::TLS12_CLIENT_POLICY`] `20240501` | the client of TLS 1.2 handshakes | TLS 1.2 only (no TLS 1.3 suites), offers ECDHE-RSA-AES128-GCM-SHA256, secp256r1 and rsa_pss_rsae_sha256 |
 //! | [`config::AES256_SERVER_POLICY`] `20190802` | the server of AES-256-GCM records | the only numbered policies whose TLS 1.3 preference starts with AES-256-GCM-SHA384 and whose groups start with secp256r1 |
 //! | [`config::CHACHA20_POLICY`] `20201021` | both sides of ChaCha20-Poly1305 records | see below: **TLS 1.2** |
+//! | [`config::CBC_POLICY`] `20170718` | both sides of CBC records | TLS 1.2 at most, ECDHE-RSA-AES128-SHA first, secp256r1 first; its schemes (2014's) have no PSS, so the CBC paths pin rsa_pkcs1_sha256 for every library |
 //!
 //! **ChaCha20-Poly1305 cannot be negotiated in TLS 1.3 between two s2n-tls
 //! 0.3.47 peers.** Every named policy that offers TLS 1.3 lists

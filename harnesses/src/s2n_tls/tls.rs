@@ -197,9 +197,9 @@ mod tests {
     /// for every record path s2n-tls is measured on (ChaCha20 in TLS 1.2).
     #[test]
     fn each_write_is_one_record() {
-        for cipher in Cipher::ALL {
+        for cipher in Cipher::AEADS.into_iter().chain([Cipher::Aes128CbcSha]) {
             let version = match cipher {
-                Cipher::ChaCha20Poly1305 => TlsVersion::Tls12,
+                Cipher::ChaCha20Poly1305 | Cipher::Aes128CbcSha => TlsVersion::Tls12,
                 _ => TlsVersion::Tls13,
             };
             for write_size in Record::WRITE_SIZES {
@@ -209,7 +209,8 @@ mod tests {
                     write_size,
                 };
                 let (payload, mut pair) = testing::prepared::<S2nTls>(path);
-                let body = path.write_size + path.overhead() - 5;
+                // s2n-tls has no encrypt-then-MAC.
+                let body = path.record_len(path.write_size, false) - 5;
                 let mut sent = 0;
                 while sent < RECORD_BYTES {
                     let end = RECORD_BYTES.min(sent + path.write_size);

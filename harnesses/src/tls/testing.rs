@@ -28,6 +28,15 @@ pub fn tls13(cipher: Cipher, write_size: usize) -> Record {
     }
 }
 
+/// A TLS 1.2 record path.
+pub fn tls12(cipher: Cipher, write_size: usize) -> Record {
+    Record {
+        cipher,
+        version: TlsVersion::Tls12,
+        write_size,
+    }
+}
+
 /// The payload and a prepared connection of `path`, for tests that write
 /// themselves.
 pub fn prepared<L: Tls>(path: Record) -> (Vec<u8>, L::Pair) {

@@ -61,9 +61,10 @@ pub type Verified = Result<HandshakeSignatureValid, Error>;
 /// The server identity the x509 harnesses verify: the leaf.
 pub type LeafIdentity = CertificateDer<'static>;
 
-/// The aws-lc-rs provider's implementation of a pinned suite.
-fn suite(suite: CipherSuite) -> SupportedCipherSuite {
-    match suite {
+/// The aws-lc-rs provider's implementation of a pinned suite, if rustls
+/// has one (it implements no CBC suite).
+fn suite(suite: CipherSuite) -> Option<SupportedCipherSuite> {
+    Some(match suite {
         CipherSuite::Tls13Aes128GcmSha256 => cipher_suite::TLS13_AES_128_GCM_SHA256,
         CipherSuite::Tls13Aes256GcmSha384 => cipher_suite::TLS13_AES_256_GCM_SHA384,
         CipherSuite::Tls13ChaCha20Poly1305Sha256 => cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
@@ -72,7 +73,8 @@ fn suite(suite: CipherSuite) -> SupportedCipherSuite {
         CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => {
             cipher_suite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
         }
-    }
+        CipherSuite::EcdheRsaAes128CbcSha => return None,
+    })
 }
 
 /// The aws-lc-rs provider's implementation of a pinned group.
@@ -100,9 +102,14 @@ fn scheme_mapping(scheme: Scheme) -> &'static [MappingEntry] {
         SignatureScheme::ECDSA_NISTP256_SHA256,
         &[webpki::aws_lc_rs::ECDSA_P256_SHA256],
     )];
+    static RSA_PKCS1_SHA256: [MappingEntry; 1] = [(
+        SignatureScheme::RSA_PKCS1_SHA256,
+        &[webpki::aws_lc_rs::RSA_PKCS1_2048_8192_SHA256],
+    )];
     match scheme {
         Scheme::RsaPssRsaeSha256 => &RSA_PSS_RSAE_SHA256,
         Scheme::EcdsaSecp256r1Sha256 => &ECDSA_SECP256R1_SHA256,
+        Scheme::RsaPkcs1Sha256 => &RSA_PKCS1_SHA256,
     }
 }
 
@@ -117,7 +124,9 @@ pub fn pinned_provider(
 ) -> CryptoProvider {
     let base = provider::default_provider();
     CryptoProvider {
-        cipher_suites: vec![suite(pins.suite)],
+        // No suite where rustls has none: its config builder refuses the
+        // provider.
+        cipher_suites: suite(pins.suite).into_iter().collect(),
         kx_groups: groups.iter().map(|g| group(*g)).collect(),
         signature_verification_algorithms: WebPkiSupportedAlgorithms {
             all: base.signature_verification_algorithms.all,

@@ -103,6 +103,9 @@ fn suites(
         CipherSuite::EcdheRsaAes128GcmSha256 => (&TLS12_AES_128, &[]),
         CipherSuite::EcdheRsaAes256GcmSha384 => (&TLS12_AES_256, &[]),
         CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => (&TLS12_CHACHA20, &[]),
+        // rustls implements no CBC suite: a provider without suites, which
+        // its config builder refuses.
+        CipherSuite::EcdheRsaAes128CbcSha => (&[], &[]),
     }
 }
 
@@ -155,9 +158,14 @@ fn algorithms(scheme: Scheme) -> WebPkiSupportedAlgorithms {
         SignatureScheme::ECDSA_NISTP256_SHA256,
         &[provider::ECDSA_P256_SHA256],
     )];
+    static RSA_PKCS1_SHA256: [Entry; 1] = [(
+        SignatureScheme::RSA_PKCS1_SHA256,
+        &[provider::RSA_PKCS1_2048_8192_SHA256],
+    )];
     let mapping: &'static [Entry] = match scheme {
         Scheme::RsaPssRsaeSha256 => &RSA_PSS_RSAE_SHA256,
         Scheme::EcdsaSecp256r1Sha256 => &ECDSA_SECP256R1_SHA256,
+        Scheme::RsaPkcs1Sha256 => &RSA_PKCS1_SHA256,
     };
     match WebPkiSupportedAlgorithms::new(CERTIFICATE_ALGORITHMS, mapping) {
         Ok(algorithms) => algorithms,
