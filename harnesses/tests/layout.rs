@@ -35,6 +35,26 @@ fn no_loaded_section_names_the_checkout() {
     );
 }
 
+/// OpenSSL's build date is the fixed one of `.cargo/config.toml`
+/// (`SOURCE_DATE_EPOCH`), not the day of the build: the date is a string in
+/// `.rodata`, and the linker orders merged strings by content, so another
+/// date moved OpenSSL's constants and its counts (config_build by about
+/// 1,500 instructions between two builds of one commit). Only OpenSSL
+/// built from source: the system's library is not in the program's image.
+#[cfg(feature = "vendored-openssl")]
+#[test]
+fn openssl_carries_the_fixed_build_date() {
+    let program = Path::new(env!("CARGO_BIN_EXE_harnesses"));
+    let fixed = b"built on: Thu Jan  1 00:00:00 2026 UTC";
+    let sections = regress::toolchain::loaded_sections_naming(program, fixed)
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        sections.iter().any(|name| name == ".rodata"),
+        "{} does not carry OpenSSL's fixed build date in .rodata (found in {sections:?}): was          it built without `.cargo/config.toml`'s SOURCE_DATE_EPOCH? `cargo clean -p          openssl-sys` rebuilds OpenSSL with it.",
+        program.display(),
+    );
+}
+
 /// The check itself finds a string that is in a loaded section (s2n-tls's
 /// error names are in `.rodata`), and never reports `.comment`, which is not
 /// loaded.
