@@ -7,7 +7,8 @@
 use regress_measure::Harness;
 
 use crate::common::payload::RECORD_BYTES;
-use crate::common::pins::{every_other_expectation, Cipher, NamedGroup};
+use crate::common::pins::{every_other_expectation, Cipher, NamedGroup, TlsVersion};
+use crate::common::pki::Pki;
 use crate::openssl::tls::OpenSsl;
 use crate::paths::{Benchmark, Handshake, Hostile, Library, Path};
 use crate::registry::not_applicable;
@@ -151,6 +152,32 @@ fn cbc_check_needs_cbc<L: Tls>() {
             checked.path
         );
     }
+}
+
+/// A DHE handshake's check fails on the ECDHE handshake of the same version
+/// and PKI, and the other way round: the path really exchanges keys over
+/// the server's finite-field parameters.
+fn dhe_check_needs_dhe<L: Tls>() {
+    let ecdhe = Handshake::full(Pki::Rsa4096, TlsVersion::Tls12);
+    let dhe = ecdhe.on(NamedGroup::Ffdhe2048);
+    for (ran, checked) in [(ecdhe, dhe), (dhe, ecdhe)] {
+        let (configs, pair) = one_run::<L>(ran);
+        FullHandshake::<L>::new(ran)
+            .check(&configs, &pair)
+            .expect("its own check");
+        assert!(
+            FullHandshake::<L>::new(checked)
+                .check(&configs, &pair)
+                .is_err(),
+            "{ran} passed the check of {checked}"
+        );
+    }
+}
+
+#[test]
+fn dhe_handshakes_are_told_from_ecdhe_ones() {
+    dhe_check_needs_dhe::<S2nTls>();
+    dhe_check_needs_dhe::<OpenSsl>();
 }
 
 #[test]

@@ -345,10 +345,12 @@ impl Handshake {
     /// negotiates, on the laboratory ECDSA PKI (full, mTLS), on resumption,
     /// and on web-shaped chains; X25519 on a web chain; a
     /// HelloRetryRequest; TLS 1.2 resumption from a ticket and TLS 1.3
-    /// resumption from the server's session cache. Only libraries that can
-    /// negotiate a path's group and keep its session have it (the registry
-    /// asks each).
-    pub const REAL_WORLD: [Handshake; 9] = [
+    /// resumption from the server's session cache; a TLS 1.2 finite-field
+    /// DHE handshake (what a server with DH parameters still serves clients
+    /// that prefer DHE, and the server's exponentiation a client can make it
+    /// pay). Only libraries that can negotiate a path's group and keep its
+    /// session have it (the registry asks each).
+    pub const REAL_WORLD: [Handshake; 10] = [
         Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
         Handshake {
             client_auth: true,
@@ -373,6 +375,7 @@ impl Handshake {
             resumption: Some(Resumption::Cache),
             ..Handshake::RSA4096
         },
+        Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).on(NamedGroup::Ffdhe2048),
     ];
 
     /// The resumption paths of [`Handshake::ALL`] and
@@ -385,9 +388,25 @@ impl Handshake {
     }
 
     /// The suite every TLS 1.3 handshake pins is TLS_AES_128_GCM_SHA256;
-    /// TLS 1.2 handshakes pin its ECDHE-RSA counterpart.
+    /// TLS 1.2 handshakes pin its ECDHE-RSA counterpart, or its DHE-RSA one
+    /// on a finite-field group.
     pub const fn suite(&self) -> CipherSuite {
-        CipherSuite::new(self.version, Cipher::Aes128Gcm)
+        if self.group.is_finite_field() {
+            CipherSuite::DheRsaAes128GcmSha256
+        } else {
+            CipherSuite::new(self.version, Cipher::Aes128Gcm)
+        }
+    }
+
+    /// The handshake signature scheme: the PKI's, except on DHE, whose
+    /// peers are of its era and sign with PKCS#1 v1.5 (the s2n-tls policies
+    /// that prefer a DHE suite offer no PSS scheme).
+    pub const fn scheme(&self) -> SignatureScheme {
+        if self.group.is_finite_field() {
+            SignatureScheme::RsaPkcs1Sha256
+        } else {
+            self.pki.signature_scheme()
+        }
     }
 
     /// What both sides' configs are built from.
@@ -398,7 +417,7 @@ impl Handshake {
                 version: self.version,
                 suite: self.suite(),
                 group: self.group,
-                scheme: self.pki.signature_scheme(),
+                scheme: self.scheme(),
             },
             client_auth: self.client_auth,
             resumption: self.resumption,
@@ -417,14 +436,22 @@ impl Handshake {
     }
 
     fn validate(&self) -> Result<(), String> {
+        let tls12_group = matches!(self.group, NamedGroup::Secp256r1 | NamedGroup::Ffdhe2048);
         if self.version == TlsVersion::Tls12
-            && (self.pki != Pki::Rsa4096 || self.group != NamedGroup::Secp256r1 || self.retry)
+            && (self.pki != Pki::Rsa4096 || !tls12_group || self.retry)
         {
             return Err(
-                "TLS 1.2 paths pin an ECDHE-RSA suite over secp256r1: RSA-4096 only, \
-                 no HelloRetryRequest"
+                "TLS 1.2 paths pin an ECDHE-RSA suite over secp256r1 or a DHE-RSA one over \
+                 ffdhe2048: RSA-4096 only, no HelloRetryRequest"
                     .into(),
             );
+        }
+        if self.group.is_finite_field()
+            && (self.version != TlsVersion::Tls12
+                || self.client_auth
+                || self.resumption.is_some())
+        {
+            return Err("a finite-field group is a full TLS 1.2 handshake's, without mTLS".into());
         }
         if let Some(resumption) = self.resumption {
             if (self.pki, self.client_auth, self.retry) != (Pki::Rsa4096, false, false) {
@@ -822,6 +849,7 @@ mod tests {
                 "hello_retry_ecdsa_p256",
                 "session_resumption_tls12",
                 "session_resumption_cache",
+                "handshake_tls12_rsa4096_ffdhe2048",
             ]
         );
         let retry = Handshake::REAL_WORLD[6].profile();
@@ -839,6 +867,11 @@ mod tests {
     fn pins_follow_from_the_path() {
         let tls12 = Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).profile();
         assert_eq!(tls12.pins.suite, CipherSuite::EcdheRsaAes128GcmSha256);
+        let dhe = Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).on(NamedGroup::Ffdhe2048);
+        assert_eq!(dhe.profile().pins.suite, CipherSuite::DheRsaAes128GcmSha256);
+        assert_eq!(dhe.profile().pins.scheme, SignatureScheme::RsaPkcs1Sha256);
+        // Neither library names the group of a TLS 1.2 DHE handshake.
+        assert_eq!(dhe.expected().group(), None);
         let ecdsa = Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).expected();
         assert_eq!(ecdsa.pins.suite, CipherSuite::Tls13Aes128GcmSha256);
         assert_eq!(
@@ -897,6 +930,13 @@ mod tests {
         assert!(Path::Handshake(pq_tls12).validate().is_err());
         let ecdsa_tls12 = Handshake::full(Pki::EcdsaP256, TlsVersion::Tls12);
         assert!(Path::Handshake(ecdsa_tls12).validate().is_err());
+        let ffdhe_tls13 = Handshake::RSA4096.on(NamedGroup::Ffdhe2048);
+        assert!(Path::Handshake(ffdhe_tls13).validate().is_err());
+        let ffdhe_mtls = Handshake {
+            client_auth: true,
+            ..Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).on(NamedGroup::Ffdhe2048)
+        };
+        assert!(Path::Handshake(ffdhe_mtls).validate().is_err());
         let cache_tls12 = Handshake {
             resumption: Some(Resumption::Cache),
             ..Handshake::full(Pki::Rsa4096, TlsVersion::Tls12)

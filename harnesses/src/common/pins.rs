@@ -84,11 +84,14 @@ pub enum CipherSuite {
     EcdheRsaAes256GcmSha384,
     EcdheRsaChaCha20Poly1305Sha256,
     EcdheRsaAes128CbcSha,
+    /// TLS 1.2's finite-field Diffie-Hellman counterpart of
+    /// ECDHE-RSA-AES128-GCM-SHA256.
+    DheRsaAes128GcmSha256,
 }
 
 impl CipherSuite {
     /// Every suite, for lookups.
-    pub const ALL: [CipherSuite; 7] = [
+    pub const ALL: [CipherSuite; 8] = [
         CipherSuite::Tls13Aes128GcmSha256,
         CipherSuite::Tls13Aes256GcmSha384,
         CipherSuite::Tls13ChaCha20Poly1305Sha256,
@@ -96,6 +99,7 @@ impl CipherSuite {
         CipherSuite::EcdheRsaAes256GcmSha384,
         CipherSuite::EcdheRsaChaCha20Poly1305Sha256,
         CipherSuite::EcdheRsaAes128CbcSha,
+        CipherSuite::DheRsaAes128GcmSha256,
     ];
 
     /// The suite of `version` that protects records with `cipher`. CBC has
@@ -128,6 +132,7 @@ impl CipherSuite {
             CipherSuite::EcdheRsaAes256GcmSha384 => 0xc030,
             CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => 0xcca8,
             CipherSuite::EcdheRsaAes128CbcSha => 0xc013,
+            CipherSuite::DheRsaAes128GcmSha256 => 0x009e,
         }
     }
 
@@ -142,6 +147,7 @@ impl CipherSuite {
             CipherSuite::EcdheRsaAes256GcmSha384 => "ECDHE-RSA-AES256-GCM-SHA384",
             CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => "ECDHE-RSA-CHACHA20-POLY1305",
             CipherSuite::EcdheRsaAes128CbcSha => "ECDHE-RSA-AES128-SHA",
+            CipherSuite::DheRsaAes128GcmSha256 => "DHE-RSA-AES128-GCM-SHA256",
         }
     }
 
@@ -176,14 +182,21 @@ pub enum NamedGroup {
     Secp256r1,
     X25519,
     X25519MlKem768,
+    /// RFC 7919's 2048-bit finite-field group, as the DH parameters a
+    /// TLS 1.2 DHE server is configured with ([`NamedGroup::dh_params_pem`]):
+    /// s2n-tls and OpenSSL do not negotiate it by name in TLS 1.2, they use
+    /// the server's parameters, and report no group
+    /// ([`Expected::group`]).
+    Ffdhe2048,
 }
 
 impl NamedGroup {
     /// Every group, for lookups.
-    pub const ALL: [NamedGroup; 3] = [
+    pub const ALL: [NamedGroup; 4] = [
         NamedGroup::Secp256r1,
         NamedGroup::X25519,
         NamedGroup::X25519MlKem768,
+        NamedGroup::Ffdhe2048,
     ];
 
     /// Its TLS name, as s2n-tls and OpenSSL report it.
@@ -192,6 +205,7 @@ impl NamedGroup {
             NamedGroup::Secp256r1 => "secp256r1",
             NamedGroup::X25519 => "x25519",
             NamedGroup::X25519MlKem768 => "X25519MLKEM768",
+            NamedGroup::Ffdhe2048 => "ffdhe2048",
         }
     }
 
@@ -201,6 +215,7 @@ impl NamedGroup {
             NamedGroup::Secp256r1 => "secp256r1",
             NamedGroup::X25519 => "x25519",
             NamedGroup::X25519MlKem768 => "x25519mlkem768",
+            NamedGroup::Ffdhe2048 => "ffdhe2048",
         }
     }
 
@@ -210,6 +225,21 @@ impl NamedGroup {
             NamedGroup::Secp256r1 => 23,
             NamedGroup::X25519 => 29,
             NamedGroup::X25519MlKem768 => 0x11ec,
+            NamedGroup::Ffdhe2048 => 0x0100,
+        }
+    }
+
+    /// Whether it is a finite-field (DHE) group.
+    pub const fn is_finite_field(self) -> bool {
+        matches!(self, NamedGroup::Ffdhe2048)
+    }
+
+    /// The PKCS#3 DH parameters a server of this group is configured with
+    /// (finite-field groups only).
+    pub const fn dh_params_pem(self) -> Option<&'static [u8]> {
+        match self {
+            NamedGroup::Ffdhe2048 => Some(include_bytes!("../../certs/ffdhe2048.pem")),
+            _ => None,
         }
     }
 
@@ -312,9 +342,14 @@ impl Expected {
 
     /// The key-exchange group, unless a TLS 1.2 handshake resumed: its
     /// abbreviated handshake exchanges no key (TLS 1.3 resumption keeps
-    /// an (EC)DHE exchange for forward secrecy).
+    /// an (EC)DHE exchange for forward secrecy). A TLS 1.2 DHE handshake
+    /// reports none either: its group is the server's configured
+    /// parameters, not a negotiation, and its suite (DHE-RSA-...) is what
+    /// proves the key exchange.
     pub fn group(&self) -> Option<NamedGroup> {
-        (!(self.resumed && self.pins.version == TlsVersion::Tls12)).then_some(self.pins.group)
+        let tls12 = self.pins.version == TlsVersion::Tls12;
+        (!(tls12 && (self.resumed || self.pins.group.is_finite_field())))
+            .then_some(self.pins.group)
     }
 
     /// The client's handshake signature, with client authentication only.

@@ -194,6 +194,7 @@ impl Harness for S2nCbcRecord {
                 Pki::Rsa4096,
                 false,
                 false,
+                None,
             )?,
         })
     }

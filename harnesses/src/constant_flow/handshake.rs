@@ -63,6 +63,7 @@ impl ServerIdentity for crate::s2n_tls::tls::S2nTls {
                 profile.pki,
                 false,
                 false,
+                None,
             )?,
             profile: *profile,
             tickets: None,

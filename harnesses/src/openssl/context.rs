@@ -6,6 +6,7 @@ use openssl::ssl::{
     SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode,
 };
 use openssl::x509::store::{X509Store, X509StoreBuilder};
+use openssl::dh::Dh;
 use openssl::x509::X509;
 use regress_measure::HarnessError;
 
@@ -25,6 +26,7 @@ fn group_name(group: NamedGroup) -> &'static str {
         NamedGroup::Secp256r1 => "P-256",
         NamedGroup::X25519 => "X25519",
         NamedGroup::X25519MlKem768 => "X25519MLKEM768",
+        NamedGroup::Ffdhe2048 => "ffdhe2048",
     }
 }
 
@@ -156,6 +158,13 @@ pub fn server_context(
 ) -> Result<SslContext, HarnessError> {
     let mut builder = base_builder(profile, &[profile.pins.group])?;
     load_identity(&mut builder, chain_pem, key_pem)?;
+    // A TLS 1.2 DHE server exchanges keys on its configured parameters.
+    if let Some(pem) = profile.pins.group.dh_params_pem() {
+        let params = Dh::params_from_pem(pem).context("reading the DH parameters")?;
+        builder
+            .set_tmp_dh(&params)
+            .context("setting the DH parameters")?;
+    }
     if profile.client_auth {
         builder
             .set_verify_cert_store(trust_store(profile.pki.ca_pem())?)

@@ -42,6 +42,11 @@ pub const CHACHA20_POLICY: &str = "20201021";
 /// CBC suite.
 pub const CBC_POLICY: &str = "20170718";
 
+/// The policy of both sides of DHE paths: `20150214`, TLS 1.2 at most,
+/// DHE-RSA-AES128-GCM-SHA256 first, and the PKCS#1 v1.5 schemes of 2014
+/// (no PSS). The server is given the ffdhe2048 parameters.
+pub const DHE_POLICY: &str = "20150214";
+
 /// The policy of both sides of post-quantum paths: `default_pq` in s2n-tls
 /// 0.3.47 (`security_policy_20250721`: X25519MLKEM768 first among its KEM
 /// groups, TLS_AES_128_GCM_SHA256 first; with an rsaEncryption key its first
@@ -76,6 +81,9 @@ pub fn policies(profile: &Profile) -> Result<(&'static str, &'static str), &'sta
         }
         (NamedGroup::X25519, None) if tls13_aes128 => return Ok((X25519_POLICY, X25519_POLICY)),
         (NamedGroup::X25519MlKem768, None) if tls13_aes128 => return Ok((PQ_POLICY, PQ_POLICY)),
+        (NamedGroup::Ffdhe2048, None) if pins.suite == CipherSuite::DheRsaAes128GcmSha256 => {
+            return Ok((DHE_POLICY, DHE_POLICY))
+        }
         _ => {
             return Err(
                 "no pair of s2n-tls policies pins this group and retry with this suite \
@@ -90,6 +98,7 @@ pub fn policies(profile: &Profile) -> Result<(&'static str, &'static str), &'sta
         CipherSuite::EcdheRsaAes128GcmSha256 => Ok((TLS12_CLIENT_POLICY, PINNED_POLICY)),
         CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => Ok((CHACHA20_POLICY, CHACHA20_POLICY)),
         CipherSuite::EcdheRsaAes128CbcSha => Ok((CBC_POLICY, CBC_POLICY)),
+        CipherSuite::DheRsaAes128GcmSha256 => Err("a DHE suite needs a finite-field group"),
         CipherSuite::Tls13ChaCha20Poly1305Sha256 => Err(
             "no s2n-tls 0.3.47 policy lets two s2n-tls peers negotiate ChaCha20-Poly1305 \
              in TLS 1.3 (its ChaCha20 records are TLS 1.2)",
@@ -210,6 +219,7 @@ pub fn server_config(
         pki,
         tickets,
         client_auth,
+        None,
     )
 }
 
@@ -221,11 +231,17 @@ pub fn server_config_with(
     pki: Pki,
     tickets: bool,
     client_auth: bool,
+    dh_params: Option<&[u8]>,
 ) -> Result<Config, HarnessError> {
     let mut builder = base_builder(policy)?;
     builder
         .load_pem(chain_pem, key_pem)
         .context("loading the server chain and key")?;
+    if let Some(pem) = dh_params {
+        builder
+            .add_dhparams(pem)
+            .context("adding the DH parameters")?;
+    }
     if tickets {
         builder
             .add_session_ticket_key(TICKET_KEY_NAME, &TICKET_KEY, fixed_system_time())
@@ -299,11 +315,13 @@ impl Configs {
                 tickets.clone(),
                 profile.client_auth.then_some(profile.pki),
             )?,
-            server: server_config(
+            server: server_config_with(
                 &policy(server_policy)?,
+                (profile.pki.server_chain_pem(), profile.pki.server_key_pem()),
                 profile.pki,
                 profile.resumption.is_some(),
                 profile.client_auth,
+                profile.pins.group.dh_params_pem(),
             )?,
             profile: *profile,
             tickets,
@@ -334,6 +352,7 @@ mod tests {
             AES256_SERVER_POLICY,
             CHACHA20_POLICY,
             CBC_POLICY,
+            DHE_POLICY,
             PQ_POLICY,
             X25519_POLICY,
             NO_X25519_SERVER_POLICY,

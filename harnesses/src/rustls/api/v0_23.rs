@@ -73,16 +73,18 @@ fn suite(suite: CipherSuite) -> Option<SupportedCipherSuite> {
         CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => {
             cipher_suite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
         }
-        CipherSuite::EcdheRsaAes128CbcSha => return None,
+        CipherSuite::EcdheRsaAes128CbcSha | CipherSuite::DheRsaAes128GcmSha256 => return None,
     })
 }
 
 /// The aws-lc-rs provider's implementation of a pinned group.
-fn group(group: Group) -> &'static dyn SupportedKxGroup {
+fn group(group: Group) -> Option<&'static dyn SupportedKxGroup> {
     match group {
-        Group::Secp256r1 => kx_group::SECP256R1,
-        Group::X25519 => kx_group::X25519,
-        Group::X25519MlKem768 => kx_group::X25519MLKEM768,
+        Group::Secp256r1 => Some(kx_group::SECP256R1),
+        Group::X25519 => Some(kx_group::X25519),
+        Group::X25519MlKem768 => Some(kx_group::X25519MLKEM768),
+        // rustls has no TLS 1.2 DHE.
+        Group::Ffdhe2048 => None,
     }
 }
 
@@ -127,7 +129,7 @@ pub fn pinned_provider(
         // No suite where rustls has none: its config builder refuses the
         // provider.
         cipher_suites: suite(pins.suite).into_iter().collect(),
-        kx_groups: groups.iter().map(|g| group(*g)).collect(),
+        kx_groups: groups.iter().filter_map(|g| group(*g)).collect(),
         signature_verification_algorithms: WebPkiSupportedAlgorithms {
             all: base.signature_verification_algorithms.all,
             mapping: scheme_mapping(pins.scheme),

@@ -105,16 +105,18 @@ fn suites(
         CipherSuite::EcdheRsaChaCha20Poly1305Sha256 => (&TLS12_CHACHA20, &[]),
         // rustls implements no CBC suite: a provider without suites, which
         // its config builder refuses.
-        CipherSuite::EcdheRsaAes128CbcSha => (&[], &[]),
+        CipherSuite::EcdheRsaAes128CbcSha | CipherSuite::DheRsaAes128GcmSha256 => (&[], &[]),
     }
 }
 
 /// The aws-lc-rs provider's implementation of a pinned group.
-fn group(group: Group) -> &'static dyn SupportedKxGroup {
+fn group(group: Group) -> Option<&'static dyn SupportedKxGroup> {
     match group {
-        Group::Secp256r1 => kx_group::SECP256R1,
-        Group::X25519 => kx_group::X25519,
-        Group::X25519MlKem768 => kx_group::X25519MLKEM768,
+        Group::Secp256r1 => Some(kx_group::SECP256R1),
+        Group::X25519 => Some(kx_group::X25519),
+        Group::X25519MlKem768 => Some(kx_group::X25519MLKEM768),
+        // rustls has no TLS 1.2 DHE.
+        Group::Ffdhe2048 => None,
     }
 }
 
@@ -187,7 +189,7 @@ pub fn pinned_provider(
     CryptoProvider {
         tls12_cipher_suites: Cow::Borrowed(tls12),
         tls13_cipher_suites: Cow::Borrowed(tls13),
-        kx_groups: Cow::Owned(groups.iter().map(|g| group(*g)).collect()),
+        kx_groups: Cow::Owned(groups.iter().filter_map(|g| group(*g)).collect()),
         signature_verification_algorithms: algorithms(pins.scheme),
         secure_random: random,
         key_provider: base.key_provider,
