@@ -677,7 +677,7 @@ impl Aead {
 
     fn validate(&self) -> Result<(), String> {
         if !self.cipher.is_aead() {
-            return Err(format!("{} is not an AEAD", self.cipher.label()));
+            return Err(self.cipher.not_an_aead());
         }
         if self.message_len == 0 || !Aead::RUN_BYTES.is_multiple_of(self.message_len) {
             return Err(format!(

@@ -32,19 +32,19 @@ const KEY: [u8; 32] = [
     0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f,
 ];
 
-/// The aws-lc-rs algorithm of an AEAD (`None` for CBC, which is not one).
-pub fn algorithm(cipher: Cipher) -> Option<&'static aead::Algorithm> {
+/// The aws-lc-rs algorithm of an AEAD (an error for CBC, which is not one).
+pub fn algorithm(cipher: Cipher) -> Result<&'static aead::Algorithm, HarnessError> {
     match cipher {
-        Cipher::Aes128Gcm => Some(&aead::AES_128_GCM),
-        Cipher::Aes256Gcm => Some(&aead::AES_256_GCM),
-        Cipher::ChaCha20Poly1305 => Some(&aead::CHACHA20_POLY1305),
-        Cipher::Aes128CbcSha => None,
+        Cipher::Aes128Gcm => Ok(&aead::AES_128_GCM),
+        Cipher::Aes256Gcm => Ok(&aead::AES_256_GCM),
+        Cipher::ChaCha20Poly1305 => Ok(&aead::CHACHA20_POLY1305),
+        Cipher::Aes128CbcSha => Err(cipher.not_an_aead().into()),
     }
 }
 
 /// A key of `cipher` from `key_bytes`.
 pub fn key(cipher: Cipher, key_bytes: &[u8]) -> Result<LessSafeKey, HarnessError> {
-    let algorithm = algorithm(cipher).ok_or_else(|| format!("{cipher:?} is not an AEAD"))?;
+    let algorithm = algorithm(cipher)?;
     let key = UnboundKey::new(algorithm, key_bytes)
         .map_err(|_| format!("{cipher:?} rejected a {}-byte key", key_bytes.len()))?;
     Ok(LessSafeKey::new(key))
@@ -154,7 +154,7 @@ impl Harness for AeadCalls {
     }
 
     fn setup(&self) -> Result<AeadSetup, HarnessError> {
-        let key_len = algorithm(self.0.cipher).map_or(KEY.len(), |a| a.key_len());
+        let key_len = algorithm(self.0.cipher)?.key_len();
         let key = key(self.0.cipher, &KEY[..key_len])?;
         let plaintext = plaintext(self.0.message_len);
         let mut sealed = Vec::with_capacity(self.0.message_len + TAG_LEN);

@@ -12,7 +12,7 @@ use crate::common::pins::Cipher;
 fn cipher_for_key(len: usize) -> Option<Cipher> {
     [Cipher::Aes128Gcm, Cipher::Aes256Gcm]
         .into_iter()
-        .find(|cipher| algorithm(*cipher).is_some_and(|a| a.key_len() == len))
+        .find(|cipher| algorithm(*cipher).is_ok_and(|a| a.key_len() == len))
 }
 
 /// One known-answer vector.

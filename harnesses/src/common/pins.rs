@@ -71,6 +71,12 @@ impl Cipher {
     pub const fn is_aead(self) -> bool {
         !matches!(self, Cipher::Aes128CbcSha)
     }
+
+    /// What a path or library says when it needs an AEAD and was given
+    /// this cipher (one wording for every caller).
+    pub fn not_an_aead(self) -> String {
+        format!("{} is not an AEAD", self.label())
+    }
 }
 
 /// A cipher suite a path can pin. TLS 1.2 suites are the ECDHE-RSA ones:

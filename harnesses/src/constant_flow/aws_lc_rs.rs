@@ -68,8 +68,7 @@ impl Harness for AeadOpen {
     }
 
     fn setup(&self) -> Result<AeadSetup, HarnessError> {
-        let algorithm =
-            algorithm(self.cipher).ok_or_else(|| format!("{:?} is not an AEAD", self.cipher))?;
+        let algorithm = algorithm(self.cipher)?;
         let key = UnboundKey::new(algorithm, &secrets::AEAD_KEY[..algorithm.key_len()])
             .map_err(|_| format!("{:?} rejected its key", self.cipher))?;
         let key = LessSafeKey::new(key);

@@ -54,7 +54,7 @@ fn symm_cipher(cipher: Cipher) -> Result<SymmCipher, HarnessError> {
         Cipher::Aes128Gcm => Ok(SymmCipher::aes_128_gcm()),
         Cipher::Aes256Gcm => Ok(SymmCipher::aes_256_gcm()),
         Cipher::ChaCha20Poly1305 => Ok(SymmCipher::chacha20_poly1305()),
-        Cipher::Aes128CbcSha => Err(format!("{cipher:?} is not an AEAD").into()),
+        Cipher::Aes128CbcSha => Err(cipher.not_an_aead().into()),
     }
 }
 
