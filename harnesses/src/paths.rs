@@ -447,9 +447,7 @@ impl Handshake {
             );
         }
         if self.group.is_finite_field()
-            && (self.version != TlsVersion::Tls12
-                || self.client_auth
-                || self.resumption.is_some())
+            && (self.version != TlsVersion::Tls12 || self.client_auth || self.resumption.is_some())
         {
             return Err("a finite-field group is a full TLS 1.2 handshake's, without mTLS".into());
         }

@@ -354,8 +354,7 @@ impl Expected {
     /// proves the key exchange.
     pub fn group(&self) -> Option<NamedGroup> {
         let tls12 = self.pins.version == TlsVersion::Tls12;
-        (!(tls12 && (self.resumed || self.pins.group.is_finite_field())))
-            .then_some(self.pins.group)
+        (!(tls12 && (self.resumed || self.pins.group.is_finite_field()))).then_some(self.pins.group)
     }
 
     /// The client's handshake signature, with client authentication only.

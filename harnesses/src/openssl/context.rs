@@ -2,11 +2,11 @@
 //! signature scheme pinned on both sides, no session cache, tickets only
 //! when the profile asks, the fixed verification time, the test PKI.
 
+use openssl::dh::Dh;
 use openssl::ssl::{
     SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode,
 };
 use openssl::x509::store::{X509Store, X509StoreBuilder};
-use openssl::dh::Dh;
 use openssl::x509::X509;
 use regress_measure::HarnessError;
 

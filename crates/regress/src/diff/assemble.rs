@@ -148,6 +148,12 @@ pub(super) fn measure_and_compare(
     })
 }
 
+/// The time both sides' runners spent on executed-lines data (the blind
+/// spots' share of measuring).
+pub(super) fn line_data_time(sides: &[SideBuild<'_>]) -> std::time::Duration {
+    sides.iter().map(|side| side.runner.line_data_time()).sum()
+}
+
 /// The blind spots of `report`, a diff of the repository at `root` from
 /// `base` to `head`, whose sides' outputs are in `outputs/base` and
 /// `outputs/head`.

@@ -243,9 +243,11 @@ impl Plan {
         if report.is_ok() {
             lock.outputs_complete(&outputs);
         }
+        let line_data = assemble::line_data_time(&sides);
         // Remove the worktrees now, so their messages come before the result.
         drop(sides);
         let mut report = report?;
+        let started = Instant::now();
         let git = regress_source::git::Git::work_tree(
             self.repo.root(),
             regress_source::Options::default().git_limits(),
@@ -261,6 +263,10 @@ impl Plan {
             Scope::Workspace,
             &outputs,
         ));
+        listener.event(Event::Diff(DiffStep::BlindSpots {
+            elapsed: started.elapsed(),
+            line_data,
+        }));
         Ok(report)
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use regress_measure::child::{PREPARED_INPUTS, PROTOCOL};
 use regress_measure::heap::{HeapReport, HEAP_SCHEMA};
@@ -50,6 +50,11 @@ pub struct Runner {
     builds: Arc<Mutex<BTreeMap<PathBuf, Built>>>,
     /// The heap hooks library, built on first use.
     hooks: Arc<Mutex<Option<PathBuf>>>,
+    /// Nanoseconds spent on the executed-lines data (what a diff's blind
+    /// spots are found from), summed over every measurement of this runner
+    /// and its clones: reading line costs only that data needs, and
+    /// building and writing `<harness>.lines.json`.
+    line_data_nanos: Arc<AtomicU64>,
 }
 
 impl Runner {
@@ -61,7 +66,24 @@ impl Runner {
             timeout,
             builds: Arc::default(),
             hooks: Arc::default(),
+            line_data_nanos: Arc::default(),
         })
+    }
+
+    /// The time this runner (and its clones) spent on executed-lines data
+    /// so far: what the blind spots add to a measurement.
+    pub fn line_data_time(&self) -> Duration {
+        Duration::from_nanos(self.line_data_nanos.load(Ordering::Relaxed))
+    }
+
+    /// Runs `work` as executed-lines work, adding its wall time to
+    /// [`Runner::line_data_time`].
+    fn line_data<T>(&self, work: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let result = work();
+        let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.line_data_nanos.fetch_add(nanos, Ordering::Relaxed);
+        result
     }
 
     /// Writes every output, the record included, to `dir` instead of the
@@ -314,7 +336,7 @@ impl Runner {
                     path: last.profile.clone(),
                     source,
                 })?;
-            let costs = executed::cachegrind_costs(&last.profile)?;
+            let costs = self.line_data(|| executed::cachegrind_costs(&last.profile))?;
             return Ok((last.profile.clone(), total, last, costs));
         }
         let before = self
@@ -323,10 +345,12 @@ impl Runner {
         check_same_machine(harness, &before, &last)?;
         let region = scratch.join("region.cachegrind.out");
         annotate::diff(&self.valgrind, &before.profile, &last.profile, &region)?;
-        let costs = executed::region(
-            &executed::cachegrind_costs(&before.profile)?,
-            &executed::cachegrind_costs(&last.profile)?,
-        );
+        let costs = self.line_data(|| -> Result<_> {
+            Ok(executed::region(
+                &executed::cachegrind_costs(&before.profile)?,
+                &executed::cachegrind_costs(&last.profile)?,
+            ))
+        })?;
         let (after, before) = (
             instructions_of(&last.profile)?,
             instructions_of(&before.profile)?,
@@ -453,7 +477,7 @@ impl Runner {
             },
             &annotation_text,
             &region_profile,
-            &Lines::from_costs(harness, &costs),
+            &self.line_data(|| Lines::from_costs(harness, &costs)),
         )
     }
 
@@ -506,10 +530,12 @@ impl Runner {
         let profile_bytes = std::fs::read(region_profile)
             .map_err(|source| MeasureError::io("read", region_profile, source))?;
         atomic_file::write(&profile_path, &profile_bytes)?;
-        atomic_file::write(
-            &Lines::path_in(outputs, harness),
-            lines.to_json().as_bytes(),
-        )?;
+        self.line_data(|| {
+            atomic_file::write(
+                &Lines::path_in(outputs, harness),
+                lines.to_json().as_bytes(),
+            )
+        })?;
         let mut record = serde_json::to_string_pretty(&measurement).map_err(|source| {
             MeasureError::Serialize {
                 what: "measurement record",
@@ -593,8 +619,10 @@ mod tests {
             outputs: workspace.perf_outputs_dir(),
             builds: Arc::default(),
             hooks: Arc::default(),
+            line_data_nanos: Arc::default(),
         }
         .with_output_dir(&elsewhere);
+        assert_eq!(runner.line_data_time(), Duration::ZERO);
         let profile = dir.path().join("region.cachegrind.out");
         std::fs::write(&profile, "events: Ir\nsummary: 5\n").expect("write");
         let written = runner
@@ -628,5 +656,9 @@ mod tests {
         let lines = Lines::read(&elsewhere.join("a.b.lines.json")).expect("lines");
         assert_eq!(lines.files["/src/a.rs"]["a::run"], [7]);
         assert!(!workspace.perf_outputs_dir().exists());
+        // Writing the lines file counted as executed-lines work, in the
+        // clone's figure as in the original's.
+        assert!(runner.line_data_time() > Duration::ZERO);
+        assert_eq!(runner.clone().line_data_time(), runner.line_data_time());
     }
 }

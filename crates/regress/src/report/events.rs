@@ -107,6 +107,13 @@ pub enum DiffStep<'a> {
     NoInterruptHandler { error: &'a dyn Display },
     /// The user interrupted; the worktrees are being removed.
     Interrupted,
+    /// The blind spots were found: `elapsed` to compare the changed lines
+    /// with the executed ones, after `line_data` spent on the executed-lines
+    /// data while measuring (what naming blind spots adds to a diff).
+    BlindSpots {
+        elapsed: Duration,
+        line_data: Duration,
+    },
 }
 
 /// Whoever wants to hear about progress.

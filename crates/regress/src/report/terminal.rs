@@ -211,6 +211,12 @@ fn diff_step(step: DiffStep<'_>) -> String {
             selected,
             of,
         } => format!("shard {shard}: {selected} of {of} harnesses"),
+        // Hundredths: `scripts/blind-spots-cost.sh` reads these figures.
+        DiffStep::BlindSpots { elapsed, line_data } => format!(
+            "blind spots found in {:.2} s, after {:.2} s of executed-lines data while measuring",
+            elapsed.as_secs_f64(),
+            line_data.as_secs_f64()
+        ),
         DiffStep::StaleWorktree { path } => format!(
             "removing the worktree {} that an interrupted diff left",
             path.display()
