@@ -14,7 +14,8 @@
 # Their sum as a share of the wall time is what the blind spots cost; the
 # script exits 1 when it is 5 % or more. Summed measurement time is taken
 # over the parallel workers, so with -j N the share is an upper bound.
-# The diff's own exit code (1: a harness regressed) is not a failure here.
+# The diff's own exit code (1: a harness regressed; 2 with the timing
+# printed: some harness failed on a side) is not a failure here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,17 +32,18 @@ status=0
 start=$(date +%s.%N)
 target/debug/regress diff "$@" >"$log" 2>&1 || status=$?
 end=$(date +%s.%N)
-if [[ $status -ne 0 && $status -ne 1 ]]; then
-  tail -20 "$log" >&2
-  echo "regress diff failed (exit $status): no figure" >&2
-  exit 2
-fi
-
+# A diff that measured everything it could and found its blind spots reports
+# the timing even when some harness failed (exit 2, "the diff is
+# incomplete"): the figure stands, and the failures are shown.
 line=$(grep -E "blind spots found in [0-9.]+ s, after [0-9.]+ s" "$log" | tail -n 1 || true)
 if [[ -z $line ]]; then
   tail -20 "$log" >&2
-  echo "the diff reported no blind-spot timing: is target/debug/regress current?" >&2
+  echo "regress diff (exit $status) reported no blind-spot timing: no figure" >&2
   exit 2
+fi
+if [[ $status -ne 0 && $status -ne 1 ]]; then
+  echo "regress diff exited $status; what it could not measure:" >&2
+  grep -E "failed under Valgrind" "$log" | sort -u | sed 's/^/    /' >&2 || true
 fi
 find_s=$(sed -E 's/.*blind spots found in ([0-9.]+) s.*/\1/' <<<"$line")
 lines_s=$(sed -E 's/.*after ([0-9.]+) s of executed-lines.*/\1/' <<<"$line")

@@ -444,7 +444,7 @@ fn failure_text(stderr: &Path, log: &Path) -> String {
     let mut text = tail(stderr, 40);
     let log_text = tail(log, 20);
     if log_text.contains("Process terminating") || log_text.contains("valgrind:") {
-        text.push_str("\n--- Valgrind's log (last lines) ---\n");
+        text.push_str(super::error::VALGRIND_LOG_HEADING);
         text.push_str(&log_text);
     }
     text

@@ -17,13 +17,18 @@ pub enum MeasureError {
     ToolVersion { program: PathBuf, output: String },
 
     #[error(
-        "{harness} failed under Valgrind ({status}).\n\
+        "{harness} failed under Valgrind ({status}){}.\n\
          --- its stderr (last lines) ---\n{stderr}\n--- end of stderr ---\n\
-         Full logs: {logs}"
+         Full logs: {logs}",
+        MeasureError::reason_of(stderr).map(|reason| format!(": {reason}")).unwrap_or_default()
     )]
     ChildFailed {
         harness: String,
         status: String,
+        /// The last lines of its stderr, then Valgrind's log when Valgrind
+        /// itself failed; the first line of the message names the child's
+        /// own reason from them ([`MeasureError::reason_of`]), so reports,
+        /// which keep that line, say why.
         stderr: String,
         logs: PathBuf,
     },
@@ -292,7 +297,44 @@ pub enum MeasureError {
 
 pub type Result<T, E = MeasureError> = std::result::Result<T, E>;
 
+/// The line `ChildFailed`'s stderr has before Valgrind's own log.
+pub(crate) const VALGRIND_LOG_HEADING: &str = "\n--- Valgrind's log (last lines) ---\n";
+
+/// The most a child failure's reason keeps of its stderr line, in bytes.
+const MAX_REASON: usize = 240;
+
 impl MeasureError {
+    /// Why a failed child says it failed, from the last lines of its
+    /// stderr: a panic's message (the line after `panicked at`), else the
+    /// last line that is not empty (a harness error: the program prints it
+    /// last). Control characters are dropped and the line is cut to
+    /// [`MAX_REASON`] bytes, since it comes from a child and goes into
+    /// reports.
+    pub fn reason_of(stderr: &str) -> Option<String> {
+        // Only the child's own stderr, not Valgrind's log after it.
+        let own = stderr
+            .split(VALGRIND_LOG_HEADING)
+            .next()
+            .unwrap_or_default();
+        let lines: Vec<&str> = own.lines().map(str::trim).collect();
+        let panic = lines
+            .iter()
+            .rposition(|line| line.contains("panicked at"))
+            .and_then(|at| lines.get(at + 1))
+            .filter(|line| !line.is_empty());
+        let line = panic.or_else(|| lines.iter().rev().find(|line| !line.is_empty()))?;
+        let mut reason: String = line.chars().filter(|c| !c.is_control()).collect();
+        if reason.len() > MAX_REASON {
+            let mut end = MAX_REASON;
+            while !reason.is_char_boundary(end) {
+                end -= 1;
+            }
+            reason.truncate(end);
+            reason.push('…');
+        }
+        Some(reason)
+    }
+
     /// Whether the error is an interrupt (SIGINT or SIGTERM), not a failure.
     pub fn is_interrupted(&self) -> bool {
         matches!(
@@ -308,5 +350,57 @@ impl MeasureError {
             path: path.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_childs_reason_is_its_own_last_words() {
+        let harness_error =
+            "starting\ns2n_tls::x: server handshake failed: error decrypting data\n\n";
+        assert_eq!(
+            MeasureError::reason_of(harness_error).as_deref(),
+            Some("s2n_tls::x: server handshake failed: error decrypting data")
+        );
+        let panic = "thread 'main' (7) panicked at src/a.rs:1:2:\nboom\n\
+                     note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(MeasureError::reason_of(panic).as_deref(), Some("boom"));
+        assert_eq!(MeasureError::reason_of("\n \n"), None);
+        let hostile = format!("\u{1b}[31m{}", "é".repeat(MAX_REASON));
+        let reason = MeasureError::reason_of(&hostile).expect("a reason");
+        assert!(!reason.contains('\u{1b}'), "{reason:?}");
+        assert!(
+            reason.len() <= MAX_REASON + '…'.len_utf8(),
+            "{}",
+            reason.len()
+        );
+        assert!(reason.ends_with('…'));
+
+        let error = MeasureError::ChildFailed {
+            harness: "s2n_tls::x".into(),
+            status: "exit code 3".into(),
+            stderr: format!("{harness_error}{VALGRIND_LOG_HEADING}==1== valgrind: fine"),
+            logs: PathBuf::from("/tmp/logs"),
+        };
+        let first = error.to_string().lines().next().map(str::to_owned);
+        assert_eq!(
+            first.as_deref(),
+            Some(
+                "s2n_tls::x failed under Valgrind (exit code 3): \
+                 s2n_tls::x: server handshake failed: error decrypting data."
+            )
+        );
+        let silent = MeasureError::ChildFailed {
+            harness: "s2n_tls::x".into(),
+            status: "exit code 3".into(),
+            stderr: String::new(),
+            logs: PathBuf::from("/tmp/logs"),
+        };
+        assert!(silent
+            .to_string()
+            .starts_with("s2n_tls::x failed under Valgrind (exit code 3).\n"));
     }
 }
