@@ -398,7 +398,7 @@ fn diff_merge_renders_one_report_from_shards() {
     let (_dir, repo) = small_repository();
     let shard = |index: u32, harness: &str, base: u64, head: u64| {
         serde_json::json!({
-            "schema": 3,
+            "schema": regress::diff::report::DIFF_SCHEMA,
             "base": { "ref": "main", "commit": "a".repeat(40) },
             "head": { "ref": "HEAD", "commit": "b".repeat(40) },
             "valgrind": "3.22.0",

@@ -432,6 +432,14 @@ fn a_diff_report_matches_its_schema() {
         problems: Vec::new(),
         sources: None,
         blind_spots: None,
+        // Both sides' fingerprints, one of them with a different compiler.
+        fingerprints: Some(regress::diff::report::SideFingerprints {
+            base: regress::fixtures::fingerprint("3.24.0"),
+            head: regress::measure::fingerprint::Fingerprint {
+                rustc: "rustc 1.96.0".into(),
+                ..regress::fixtures::fingerprint("3.24.0")
+            },
+        }),
     };
     let value = serde_json::to_value(&report).expect("JSON");
     let errors = schemas.errors("diff-report.schema.json", &value);

@@ -48,6 +48,7 @@ impl World {
             harnesses,
             problems: Vec::new(),
             sources: None,
+            fingerprints: None,
             blind_spots: None,
         };
         let path = self.ws.join(name);

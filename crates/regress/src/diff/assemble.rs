@@ -8,7 +8,7 @@ use regress_profile::cachegrind_out;
 
 use super::error::DiffError;
 use super::interrupt;
-use super::report::{DiffReport, DIFF_SCHEMA};
+use super::report::{DiffReport, SideFingerprints, DIFF_SCHEMA};
 use super::shard::Shard;
 use crate::compare::annotated_diff;
 use crate::compare::Normalizer;
@@ -145,6 +145,27 @@ pub(super) fn measure_and_compare(
         problems: Vec::new(),
         sources: None,
         blind_spots: None,
+        fingerprints: side_fingerprints(&jobs, &results),
+    })
+}
+
+/// Each side's fingerprint, from its first measurement (every harness of
+/// one program shares it); `None` when a side measured nothing.
+fn side_fingerprints(
+    jobs: &[(&SideBuild, &String)],
+    results: &[Result<Measurement, DiffError>],
+) -> Option<SideFingerprints> {
+    let of = |wanted: Side| {
+        jobs.iter()
+            .zip(results)
+            .find_map(|((side, _), result)| match result {
+                Ok(measurement) if side.side == wanted => Some(measurement.fingerprint.clone()),
+                _ => None,
+            })
+    };
+    Some(SideFingerprints {
+        base: of(Side::Base)?,
+        head: of(Side::Head)?,
     })
 }
 

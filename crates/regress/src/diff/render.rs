@@ -115,6 +115,13 @@ pub fn text(report: &DiffReport) -> String {
     if let Some(sources) = &report.sources {
         let _ = writeln!(out, "{}", sources.text());
     }
+    if let Some(built) = built_differently(report) {
+        let _ = writeln!(out, "{BUILT_DIFFERENTLY}:");
+        for difference in built {
+            let _ = writeln!(out, "  {difference}");
+        }
+        out.push('\n');
+    }
 
     let mut table = Table::new(&[
         "harness",
@@ -327,6 +334,16 @@ pub fn markdown(report: &DiffReport) -> String {
     if let Some(sources) = &report.sources {
         out.push_str(&sources.markdown());
     }
+    if let Some(built) = built_differently(report) {
+        let _ = writeln!(out, "> [!IMPORTANT]\n> {BUILT_DIFFERENTLY}:");
+        for difference in built.iter().take(MAX_BUILT_LINES) {
+            let _ = writeln!(out, "> - {}", code(difference));
+        }
+        if built.len() > MAX_BUILT_LINES {
+            let _ = writeln!(out, "> - … and {} more", built.len() - MAX_BUILT_LINES);
+        }
+        out.push('\n');
+    }
     // Each part has a budget, so that the comment always fits GitHub's
     // limit whatever the report holds (100 problems of 16 KiB, 10,000
     // harnesses): what does not fit is counted, and `report.json` (the
@@ -505,6 +522,21 @@ fn hostile_regressions(report: &DiffReport, name: impl Fn(&str) -> String) -> Op
 /// regressed: the change raises what a peer can make a server pay.
 const HOSTILE_WORDS: &str = "this change raises what a hostile peer can make a server pay";
 
+/// What the report says before the differences of the two sides' builds.
+const BUILT_DIFFERENTLY: &str =
+    "The two sides were measured with different builds or machines, which move counts \
+     besides the change under review";
+/// The most build differences a comment lists (a fingerprint has a few
+/// dozen fields at most; this bounds a forged one).
+const MAX_BUILT_LINES: usize = 20;
+
+/// How HEAD's fingerprint differs from BASE's; `None` when they match or
+/// are unknown.
+fn built_differently(report: &DiffReport) -> Option<Vec<String>> {
+    let differences = report.fingerprints.as_ref()?.differences();
+    (!differences.is_empty()).then_some(differences)
+}
+
 fn blind_note(report: &DiffReport) -> String {
     let spots = blind_spots_of(report);
     if spots.unknown.is_some() {
@@ -624,6 +656,7 @@ mod tests {
     use crate::compare::FunctionDelta;
     use crate::compare::Origin;
     use crate::diff::report::tests::report;
+    use crate::diff::report::SideFingerprints;
     use crate::diff::shard::Shard;
     use crate::fixtures::name;
     use crate::judge::Threshold;
@@ -971,6 +1004,45 @@ mod tests {
             "{}",
             markdown(&all)
         );
+    }
+
+    #[test]
+    fn sides_built_differently_are_named_everywhere_and_alike_sides_are_not() {
+        let mut report = spin_report();
+        let base = crate::fixtures::fingerprint("3.24.0");
+        report.fingerprints = Some(SideFingerprints {
+            base: base.clone(),
+            head: base.clone(),
+        });
+        assert!(!text(&report).contains("different builds"));
+        assert!(!markdown(&report).contains("different builds"));
+
+        let mut head = base.clone();
+        head.rustc = "rustc 1.96.0 `</details>`".into();
+        head.libraries.insert("s2n-tls".into(), "0.3.48".into());
+        report.fingerprints = Some(SideFingerprints { base, head });
+        let terminal = text(&report);
+        assert!(
+            terminal.contains("measured with different builds"),
+            "{terminal}"
+        );
+        assert!(
+            terminal.contains("rustc: rustc 1.96.0 `</details>` in HEAD, rustc 1.95.0 in BASE"),
+            "{terminal}"
+        );
+        assert!(
+            terminal.contains("s2n-tls: 0.3.48 in HEAD, 0.3.47 in BASE"),
+            "{terminal}"
+        );
+        let md = markdown(&report);
+        assert!(md.contains("> [!IMPORTANT]"), "{md}");
+        assert!(
+            md.contains("> - `s2n-tls: 0.3.48 in HEAD, 0.3.47 in BASE`"),
+            "{md}"
+        );
+        // The hostile rustc string is inside a code span, never markup.
+        assert!(!md.contains("\n> - rustc"), "{md}");
+        assert!(!md.contains("> - rustc: rustc 1.96.0 `</details>`"), "{md}");
     }
 
     #[test]

@@ -21,13 +21,14 @@ use crate::compare::{self, HarnessDiff, Verdict};
 use crate::coverage::BlindSpots;
 use crate::limits;
 use crate::measure::cpu_profile::CpuProfile;
+use crate::measure::fingerprint::{Fingerprint, Sides};
 use crate::measure::valgrind::Method;
 use crate::program::Commit;
 
 /// The report format's version (2: each harness's `figures`,
 /// `heap_threshold` and `heap_sites`; a figure's regression is a
-/// regression; 3: `blind_spots`).
-pub const DIFF_SCHEMA: u32 = 3;
+/// regression; 3: `blind_spots`; 4: `fingerprints`).
+pub const DIFF_SCHEMA: u32 = 4;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,6 +59,29 @@ pub struct DiffReport {
     /// which reads as unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blind_spots: Option<BlindSpots>,
+    /// What each side's counts depend on besides the source, from its
+    /// measurements; absent when a side measured nothing, or when merged
+    /// shards disagree (unknown, never "the same").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprints: Option<SideFingerprints>,
+}
+
+/// The fingerprints of a diff's two sides. Any difference between them (a
+/// compiler, a crate version, a CPU feature) moves counts besides the
+/// change under review, so every rendering of the report names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideFingerprints {
+    pub base: Fingerprint,
+    pub head: Fingerprint,
+}
+
+impl SideFingerprints {
+    /// How HEAD's fingerprint differs from BASE's, one line per field
+    /// (`rustc: ... in HEAD, ... in BASE`); empty when they match.
+    pub fn differences(&self) -> Vec<String> {
+        self.base.differences_as(&self.head, Sides::DIFF)
+    }
 }
 
 impl DiffReport {
@@ -210,6 +234,11 @@ impl DiffReport {
                 (Some(a), Some(b)) => Some(a.merge(b)),
                 _ => None,
             };
+            // Shards measured on machines that differ leave it unknown.
+            merged.fingerprints = match (merged.fingerprints.take(), report.fingerprints) {
+                (Some(a), Some(b)) if a == b => Some(a),
+                _ => None,
+            };
             merged.shards.extend(report.shards);
             merged.harnesses.extend(report.harnesses);
             merged.problems.extend(report.problems);
@@ -271,6 +300,7 @@ pub(crate) mod tests {
             problems: Vec::new(),
             sources: None,
             blind_spots: None,
+            fingerprints: None,
         }
     }
 
@@ -344,7 +374,7 @@ pub(crate) mod tests {
 
         let value: serde_json::Value =
             serde_json::from_str(&original.to_json().expect("json")).expect("json");
-        assert_eq!(value["schema"], 3);
+        assert_eq!(value["schema"], DIFF_SCHEMA);
         assert_eq!(value["base"]["ref"], "main");
         assert_eq!(value["harnesses"][0]["verdict"], "regressed");
         assert_eq!(value["harnesses"][0]["delta"], 100_000);
@@ -355,7 +385,7 @@ pub(crate) mod tests {
             original
                 .to_json()
                 .expect("json")
-                .replace("\"schema\": 3", "\"schema\": 1"),
+                .replace(&format!("\"schema\": {DIFF_SCHEMA}"), "\"schema\": 1"),
         )
         .expect("write");
         let error = DiffReport::read(&path).unwrap_err().to_string();

@@ -49,6 +49,13 @@ pub fn check(report: &DiffReport) -> Result<(), Refusal> {
             .check()
             .map_err(|why| format!("blind spots: {why}"))?;
     }
+    if let Some(fingerprints) = &report.fingerprints {
+        for (side, fingerprint) in [("base", &fingerprints.base), ("head", &fingerprints.head)] {
+            fingerprint
+                .validate()
+                .map_err(|problem| format!("the {side} side's {problem}"))?;
+        }
+    }
     if report.valgrind.len() > 32
         || !report
             .valgrind
@@ -283,6 +290,25 @@ mod tests {
 
     fn compared(base: u64, head: u64) -> HarnessDiff {
         HarnessDiff::compared(&name("a::b"), base, head, Threshold::default(), Vec::new())
+    }
+
+    #[test]
+    fn a_forged_fingerprint_is_refused() {
+        let mut forged = report(vec![compared(100, 200)], vec![]);
+        let base = crate::fixtures::fingerprint("3.24.0");
+        let mut head = base.clone();
+        forged.fingerprints = Some(crate::diff::report::SideFingerprints {
+            base: base.clone(),
+            head: head.clone(),
+        });
+        assert_eq!(check(&forged), Ok(()));
+        head.rustc = format!("rustc\u{202e}{}", "9".repeat(10_000));
+        forged.fingerprints = Some(crate::diff::report::SideFingerprints { base, head });
+        let refusal = check(&forged).expect_err("a flood of a compiler name");
+        assert!(
+            refusal.starts_with("the head side's fingerprint field `rustc`"),
+            "{refusal}"
+        );
     }
 
     #[test]

@@ -141,12 +141,24 @@ impl Fingerprint {
         Ok(())
     }
 
-    /// Human-readable differences from `other`, empty when they match.
+    /// Human-readable differences from `other`, empty when they match:
+    /// `self` is a baseline entry's, `other` this measurement's.
     pub fn differences(&self, other: &Fingerprint) -> Vec<String> {
+        self.differences_as(other, Sides::BASELINE)
+    }
+
+    /// Human-readable differences from `other`, empty when they match, each
+    /// saying which side has which value (`sides` names `self`'s and
+    /// `other`'s).
+    pub fn differences_as(&self, other: &Fingerprint, sides: Sides) -> Vec<String> {
+        let Sides {
+            ours: we,
+            theirs: they,
+        } = sides;
         let mut out = Vec::new();
         let mut field = |name: &str, ours: String, theirs: String| {
             if ours != theirs {
-                out.push(format!("{name}: {theirs} here, {ours} in the baseline"));
+                out.push(format!("{name}: {theirs} {they}, {ours} {we}"));
             }
         };
         field("valgrind", self.valgrind.clone(), other.valgrind.clone());
@@ -172,7 +184,7 @@ impl Fingerprint {
                 .cloned()
                 .collect();
             out.push(format!(
-                "cpu features: here lacks [{}] and adds [{}]",
+                "cpu features: {they} lacks [{}] and adds [{}]",
                 missing.join(" "),
                 extra.join(" ")
             ));
@@ -180,12 +192,12 @@ impl Fingerprint {
         match (&self.c_compilers, &other.c_compilers) {
             (ours, theirs) if ours == theirs => {}
             (None, Some(theirs)) => out.push(format!(
-                "c compilers: [{}] here, not recorded in the baseline (blessed before the \
+                "c compilers: [{}] {they}, not recorded {we} (blessed before the \
                  compilers were part of the fingerprint)",
                 theirs.join("; ")
             )),
             (ours, theirs) => out.push(format!(
-                "c compilers: [{}] here, [{}] in the baseline",
+                "c compilers: [{}] {they}, [{}] {we}",
                 theirs.as_deref().unwrap_or_default().join("; "),
                 ours.as_deref().unwrap_or_default().join("; ")
             )),
@@ -194,7 +206,7 @@ impl Fingerprint {
         if self.linker != other.linker && self.c_compilers.is_some() {
             let name = |linker: &Option<String>| linker.clone().unwrap_or_else(|| "none".into());
             out.push(format!(
-                "linker: {} here, {} in the baseline",
+                "linker: {} {they}, {} {we}",
                 name(&other.linker),
                 name(&self.linker)
             ));
@@ -208,11 +220,33 @@ impl Fingerprint {
             let ours = self.libraries.get(name).map_or("none", String::as_str);
             let theirs = other.libraries.get(name).map_or("none", String::as_str);
             if ours != theirs {
-                out.push(format!("{name}: {theirs} here, {ours} in the baseline"));
+                out.push(format!("{name}: {theirs} {they}, {ours} {we}"));
             }
         }
         out
     }
+}
+
+/// How [`Fingerprint::differences_as`] names the two fingerprints' owners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sides {
+    /// The words after `self`'s value ("in the baseline", "in BASE").
+    pub ours: &'static str,
+    /// The words after `other`'s value ("here", "in HEAD").
+    pub theirs: &'static str,
+}
+
+impl Sides {
+    /// A baseline entry's fingerprint against this measurement's.
+    pub const BASELINE: Sides = Sides {
+        ours: "in the baseline",
+        theirs: "here",
+    };
+    /// A diff's BASE side against its HEAD side.
+    pub const DIFF: Sides = Sides {
+        ours: "in BASE",
+        theirs: "in HEAD",
+    };
 }
 
 fn short(text: &str) -> String {
