@@ -218,7 +218,13 @@ fn finds_exactly_the_calibration_change_and_touches_nothing() {
         &std::fs::read_to_string(repo.join("perf_outputs/diff/report.json")).expect("report.json"),
     )
     .expect("report JSON");
-    assert_eq!(report["schema"], 3);
+    assert_eq!(report["schema"], regress::diff::report::DIFF_SCHEMA);
+    // Both commits were built here, with the same toolchain and machine:
+    // their fingerprints match, so the report names no build difference.
+    let fingerprints = &report["fingerprints"];
+    assert!(fingerprints["base"].is_object(), "{report:#}");
+    assert_eq!(fingerprints["base"], fingerprints["head"]);
+    assert!(!stdout.contains("different builds"), "{stdout}");
     let harness = |name: &str| -> &serde_json::Value {
         report["harnesses"]
             .as_array()
