@@ -29,7 +29,7 @@ use crate::program::Commit;
 use crate::program::MeasurementCache;
 use crate::program::Side;
 use crate::program::Worktree;
-use crate::report::events::{Event, Listener};
+use crate::report::events::{DiffStep, Event, Listener};
 use crate::workspace::Workspace;
 use crate::{parallel, Measurement, Runner};
 
@@ -173,6 +173,23 @@ fn side_fingerprints(
 /// spots' share of measuring).
 pub(super) fn line_data_time(sides: &[SideBuild<'_>]) -> std::time::Duration {
     sides.iter().map(|side| side.runner.line_data_time()).sum()
+}
+
+/// The blind spots `find` finds, with what naming them cost the diff told
+/// to `listener`: the time `find` took, after `line_data` spent while
+/// measuring ([`line_data_time`]).
+pub(super) fn timed_blind_spots(
+    line_data: std::time::Duration,
+    listener: &dyn Listener,
+    find: impl FnOnce() -> BlindSpots,
+) -> BlindSpots {
+    let started = std::time::Instant::now();
+    let spots = find();
+    listener.event(Event::Diff(DiffStep::BlindSpots {
+        elapsed: started.elapsed(),
+        line_data,
+    }));
+    spots
 }
 
 /// The blind spots of `report`, a diff of the repository at `root` from

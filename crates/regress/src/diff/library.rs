@@ -252,12 +252,11 @@ impl LibraryPlan {
         lock.outputs_complete(&outputs);
         let base_program = &sides[0].binary;
         report.sources = Some(self.sources(&described, base_program, not_measured)?);
-        let started = Instant::now();
-        report.blind_spots = Some(self.blind_spots(&report, &outputs));
-        listener.event(Event::Diff(DiffStep::BlindSpots {
-            elapsed: started.elapsed(),
-            line_data: assemble::line_data_time(&sides),
-        }));
+        report.blind_spots = Some(assemble::timed_blind_spots(
+            assemble::line_data_time(&sides),
+            listener,
+            || self.blind_spots(&report, &outputs),
+        ));
         Ok(report)
     }
 

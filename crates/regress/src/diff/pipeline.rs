@@ -247,25 +247,22 @@ impl Plan {
         // Remove the worktrees now, so their messages come before the result.
         drop(sides);
         let mut report = report?;
-        let started = Instant::now();
-        let git = regress_source::git::Git::work_tree(
-            self.repo.root(),
-            regress_source::Options::default().git_limits(),
-        );
-        report.blind_spots = Some(assemble::blind_spots(
-            &report,
-            self.repo.root(),
-            &git,
-            (
-                Revision::Commit(&self.base.commit),
-                Revision::Commit(&self.head.commit),
-            ),
-            Scope::Workspace,
-            &outputs,
-        ));
-        listener.event(Event::Diff(DiffStep::BlindSpots {
-            elapsed: started.elapsed(),
-            line_data,
+        report.blind_spots = Some(assemble::timed_blind_spots(line_data, listener, || {
+            let git = regress_source::git::Git::work_tree(
+                self.repo.root(),
+                regress_source::Options::default().git_limits(),
+            );
+            assemble::blind_spots(
+                &report,
+                self.repo.root(),
+                &git,
+                (
+                    Revision::Commit(&self.base.commit),
+                    Revision::Commit(&self.head.commit),
+                ),
+                Scope::Workspace,
+                &outputs,
+            )
         }));
         Ok(report)
     }

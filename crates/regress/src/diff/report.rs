@@ -21,7 +21,7 @@ use crate::compare::{self, HarnessDiff, Verdict};
 use crate::coverage::BlindSpots;
 use crate::limits;
 use crate::measure::cpu_profile::CpuProfile;
-use crate::measure::fingerprint::{Fingerprint, Sides};
+use crate::measure::fingerprint::{Fingerprint, Owners};
 use crate::measure::valgrind::Method;
 use crate::program::Commit;
 
@@ -80,7 +80,7 @@ impl SideFingerprints {
     /// How HEAD's fingerprint differs from BASE's, one line per field
     /// (`rustc: ... in HEAD, ... in BASE`); empty when they match.
     pub fn differences(&self) -> Vec<String> {
-        self.base.differences_as(&self.head, Sides::DIFF)
+        self.base.differences_as(&self.head, Owners::DIFF)
     }
 }
 

@@ -144,17 +144,16 @@ impl Fingerprint {
     /// Human-readable differences from `other`, empty when they match:
     /// `self` is a baseline entry's, `other` this measurement's.
     pub fn differences(&self, other: &Fingerprint) -> Vec<String> {
-        self.differences_as(other, Sides::BASELINE)
+        self.differences_as(other, Owners::BASELINE)
     }
 
     /// Human-readable differences from `other`, empty when they match, each
-    /// saying which side has which value (`sides` names `self`'s and
-    /// `other`'s).
-    pub fn differences_as(&self, other: &Fingerprint, sides: Sides) -> Vec<String> {
-        let Sides {
+    /// saying whose is which value (`owners` names `self`'s and `other`'s).
+    pub fn differences_as(&self, other: &Fingerprint, owners: Owners) -> Vec<String> {
+        let Owners {
             ours: we,
             theirs: they,
-        } = sides;
+        } = owners;
         let mut out = Vec::new();
         let mut field = |name: &str, ours: String, theirs: String| {
             if ours != theirs {
@@ -227,23 +226,25 @@ impl Fingerprint {
     }
 }
 
-/// How [`Fingerprint::differences_as`] names the two fingerprints' owners.
+/// How [`Fingerprint::differences_as`] names the two fingerprints' owners
+/// (not "sides": that word is a handshake's client and server here, and a
+/// comparison's two revisions in `regress-source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sides {
+pub struct Owners {
     /// The words after `self`'s value ("in the baseline", "in BASE").
     pub ours: &'static str,
     /// The words after `other`'s value ("here", "in HEAD").
     pub theirs: &'static str,
 }
 
-impl Sides {
+impl Owners {
     /// A baseline entry's fingerprint against this measurement's.
-    pub const BASELINE: Sides = Sides {
+    pub const BASELINE: Owners = Owners {
         ours: "in the baseline",
         theirs: "here",
     };
     /// A diff's BASE side against its HEAD side.
-    pub const DIFF: Sides = Sides {
+    pub const DIFF: Owners = Owners {
         ours: "in BASE",
         theirs: "in HEAD",
     };
