@@ -107,6 +107,13 @@ extendedKeyUsage       = serverAuth, clientAuth
 subjectAltName         = DNS:localhost
 subjectKeyIdentifier   = hash
 authorityKeyIdentifier = keyid, issuer
+
+[ cn_only_leaf_ext ]
+basicConstraints       = critical, CA:FALSE
+keyUsage               = critical, digitalSignature, keyEncipherment
+extendedKeyUsage       = serverAuth, clientAuth
+subjectKeyIdentifier   = hash
+authorityKeyIdentifier = keyid, issuer
 EOF
 
 genkey() { # ALGORITHM FILE
@@ -209,3 +216,25 @@ web() { # ROOT-ALGORITHM INTERMEDIATE-ALGORITHM LEAF-ALGORITHM DIGEST PREFIX LAB
 
 web rsa rsa2048 rsa2048 sha256 web-rsa "RSA-2048"
 web ecdsa384 ecdsa384 ecdsa sha384 web-ecdsa "ECDSA P-256"
+
+# A legacy server leaf that names its host in the subject's CN only (no
+# subjectAltName), under the ECDSA P-256 CA above: what a client's
+# CN fallback (RFC 6125 6.4.4) verifies. Issued when missing; the CA and its
+# other leaves are left as they are.
+cn_only=ecdsa-cn-leaf
+if present "$cn_only" && [ "$force" = no ]; then
+    echo "kept $cn_only: it exists"
+else
+    cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$work/"
+    issue ecdsa ecdsa-ca localhost "$cn_only" cn_only_leaf_ext
+    openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -purpose sslserver \
+        "$work/$cn_only-only.pem" >/dev/null
+    if openssl x509 -in "$work/$cn_only-only.pem" -noout -ext subjectAltName 2>/dev/null | grep -q .; then
+        echo "error: $cn_only has a subjectAltName" >&2
+        exit 1
+    fi
+    cat "$work/$cn_only-only.pem" "$work/ecdsa-ca.pem" >"$out_dir/$cn_only.pem"
+    cp "$work/$cn_only.key" "$out_dir/$cn_only.key"
+    chmod 0644 "$out_dir/$cn_only.key"
+    echo "wrote $cn_only (CN=localhost, no subjectAltName), signed by ecdsa-ca"
+fi

@@ -348,9 +348,11 @@ impl Handshake {
     /// resumption from the server's session cache; a TLS 1.2 finite-field
     /// DHE handshake (what a server with DH parameters still serves clients
     /// that prefer DHE, and the server's exponentiation a client can make it
-    /// pay). Only libraries that can negotiate a path's group and keep its
-    /// session have it (the registry asks each).
-    pub const REAL_WORLD: [Handshake; 10] = [
+    /// pay); a legacy server whose leaf names its host only in the subject
+    /// CN, which clients verify by CN fallback (internal PKIs and devices
+    /// still issue them). Only libraries that can negotiate a path's group,
+    /// keep its session and verify its leaf have it (the registry asks each).
+    pub const REAL_WORLD: [Handshake; 11] = [
         Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
         Handshake {
             client_auth: true,
@@ -376,6 +378,7 @@ impl Handshake {
             ..Handshake::RSA4096
         },
         Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).on(NamedGroup::Ffdhe2048),
+        Handshake::full(Pki::EcdsaP256CnOnly, TlsVersion::Tls13),
     ];
 
     /// The resumption paths of [`Handshake::ALL`] and
@@ -848,6 +851,7 @@ mod tests {
                 "session_resumption_tls12",
                 "session_resumption_cache",
                 "handshake_tls12_rsa4096_ffdhe2048",
+                "handshake_ecdsa_p256_cn_only",
             ]
         );
         let retry = Handshake::REAL_WORLD[6].profile();

@@ -35,6 +35,12 @@ pub enum Pki {
     /// ECDSA P-256 server leaf under a P-384 intermediate under a P-384 root,
     /// ecdsa-with-SHA384 throughout.
     WebEcdsaP256,
+    /// The ECDSA P-256 laboratory PKI with a legacy server leaf that names
+    /// `localhost` in its subject's CN only, with no subjectAltName: what a
+    /// client's CN fallback verifies (RFC 6125 6.4.4 allows it when a
+    /// certificate presents no DNS-ID; rustls-webpki never does it). Same
+    /// CA and client identity as [`Pki::EcdsaP256`].
+    EcdsaP256CnOnly,
 }
 
 impl Pki {
@@ -46,14 +52,21 @@ impl Pki {
     pub const WEB: [Pki; 2] = [Pki::WebRsa2048, Pki::WebEcdsaP256];
 
     /// How paths name it: `rsa4096`, `ecdsa_p256`, `web_rsa2048`,
-    /// `web_ecdsa_p256`.
+    /// `web_ecdsa_p256`, `ecdsa_p256_cn_only`.
     pub const fn label(self) -> &'static str {
         match self {
             Pki::Rsa4096 => "rsa4096",
             Pki::EcdsaP256 => "ecdsa_p256",
             Pki::WebRsa2048 => "web_rsa2048",
             Pki::WebEcdsaP256 => "web_ecdsa_p256",
+            Pki::EcdsaP256CnOnly => "ecdsa_p256_cn_only",
         }
+    }
+
+    /// Whether the server leaf names its host in the subject's CN only (no
+    /// subjectAltName), so that a client verifies it by CN fallback.
+    pub const fn names_host_in_cn_only(self) -> bool {
+        matches!(self, Pki::EcdsaP256CnOnly)
     }
 
     /// Whether it is web-shaped: the server sends an intermediate, and there
@@ -68,7 +81,9 @@ impl Pki {
     pub const fn signature_scheme(self) -> SignatureScheme {
         match self {
             Pki::Rsa4096 | Pki::WebRsa2048 => SignatureScheme::RsaPssRsaeSha256,
-            Pki::EcdsaP256 | Pki::WebEcdsaP256 => SignatureScheme::EcdsaSecp256r1Sha256,
+            Pki::EcdsaP256 | Pki::WebEcdsaP256 | Pki::EcdsaP256CnOnly => {
+                SignatureScheme::EcdsaSecp256r1Sha256
+            }
         }
     }
 
@@ -77,7 +92,7 @@ impl Pki {
     pub const fn ca_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/ca.pem"),
-            Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-ca.pem"),
+            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-ca.pem"),
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-root.pem"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-root.pem"),
         }
@@ -91,6 +106,7 @@ impl Pki {
             Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-leaf.pem"),
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.pem"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.pem"),
+            Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-cn-leaf.pem"),
         }
     }
 
@@ -101,6 +117,7 @@ impl Pki {
             Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-leaf.key"),
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.key"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.key"),
+            Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-cn-leaf.key"),
         }
     }
 
@@ -111,7 +128,9 @@ impl Pki {
     pub const fn client_chain_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.pem"),
-            Pki::EcdsaP256 => include_bytes!("../../certs/client-ecdsa.pem"),
+            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => {
+                include_bytes!("../../certs/client-ecdsa.pem")
+            }
             Pki::WebRsa2048 | Pki::WebEcdsaP256 => b"",
         }
     }
@@ -120,7 +139,9 @@ impl Pki {
     pub const fn client_key_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.key"),
-            Pki::EcdsaP256 => include_bytes!("../../certs/client-ecdsa.key"),
+            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => {
+                include_bytes!("../../certs/client-ecdsa.key")
+            }
             Pki::WebRsa2048 | Pki::WebEcdsaP256 => b"",
         }
     }
@@ -130,7 +151,7 @@ impl Pki {
     pub const fn other(self) -> Pki {
         match self {
             Pki::Rsa4096 => Pki::EcdsaP256,
-            Pki::EcdsaP256 => Pki::Rsa4096,
+            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => Pki::Rsa4096,
             Pki::WebRsa2048 => Pki::WebEcdsaP256,
             Pki::WebEcdsaP256 => Pki::WebRsa2048,
         }

@@ -103,7 +103,7 @@ fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
                 )
             })
         }
-        Pki::EcdsaP256 | Pki::WebEcdsaP256 => {
+        Pki::EcdsaP256 | Pki::WebEcdsaP256 | Pki::EcdsaP256CnOnly => {
             let curve = key.ec_key().ok().and_then(|ec| ec.group().curve_name());
             ensure(
                 key.id() == Id::EC && curve == Some(Nid::X9_62_PRIME256V1),
@@ -178,6 +178,26 @@ pub fn check_handshake(
         .peer_certificate()
         .ok_or("the client has no server certificate")?;
     check_key(profile.pki, &server_cert)?;
+    // A CN-only leaf verified (below) with the host name set proves the CN
+    // fallback ran; a leaf with a subjectAltName would not need it.
+    ensure(
+        server_cert.subject_alt_names().is_some() != profile.pki.names_host_in_cn_only(),
+        || {
+            format!(
+                "the server's leaf {} a subjectAltName, and the path's PKI {} CN-only",
+                if server_cert.subject_alt_names().is_some() {
+                    "has"
+                } else {
+                    "has no"
+                },
+                if profile.pki.names_host_in_cn_only() {
+                    "is"
+                } else {
+                    "is not"
+                }
+            )
+        },
+    )?;
     ensure(client.verify_result() == X509VerifyResult::OK, || {
         format!("client's verification: {}", client.verify_result())
     })?;

@@ -170,6 +170,31 @@ mod tests {
         );
     }
 
+    /// The CN-only path verifies the host by CN fallback: a client expecting
+    /// another name rejects the CN-only leaf, one expecting `localhost`
+    /// accepts it; and the laboratory ECDSA path's check fails it.
+    #[test]
+    fn a_cn_only_leaf_is_verified_by_its_cn() {
+        let path = Handshake::REAL_WORLD[10];
+        assert!(path.pki.names_host_in_cn_only(), "{path}");
+        let profile = path.profile();
+        let pki = profile.pki;
+        let server =
+            server_context(&profile, pki.server_chain_pem(), pki.server_key_pem()).expect("server");
+        for (host, accepted) in [(SERVER_NAME, true), ("example.com", false)] {
+            let contexts = Contexts {
+                client: client_context(&profile, pki.ca_pem(), host).expect("client"),
+                server: server.clone(),
+                profile,
+            };
+            let mut pair = Pair::new(&contexts, None).expect("pair");
+            assert_eq!(pair.handshake().is_ok(), accepted, "{host}");
+        }
+        let (_, cn_only) = testing::one_run::<OpenSsl>(path);
+        let san = Handshake::full(Pki::EcdsaP256, path.version);
+        assert!(check_handshake(&cn_only, &san.profile(), &san.expected()).is_err());
+    }
+
     /// The client really verifies the chain: trusting only the ECDSA CA, it
     /// rejects the RSA server.
     #[test]

@@ -178,6 +178,35 @@ mod tests {
         }
     }
 
+    /// The CN-only path verifies the host by CN fallback: its leaf has no
+    /// subjectAltName, so a client expecting another name rejects it, one
+    /// expecting `localhost` accepts it; and the check of the laboratory
+    /// ECDSA handshake (a leaf with a SAN) fails the CN-only handshake.
+    #[test]
+    fn a_cn_only_leaf_is_verified_by_its_cn() {
+        let path = Handshake::REAL_WORLD[10];
+        assert!(path.pki.names_host_in_cn_only(), "{path}");
+        let configs = Configs::new(&path.profile()).expect("configs");
+        let pinned = policy(PINNED_POLICY).expect("policy");
+        for (host, accepted) in [
+            (AcceptHost::LOCALHOST, true),
+            (AcceptHost("example.com"), false),
+        ] {
+            let mut builder = base_builder(&pinned).expect("builder");
+            builder
+                .trust_pem(path.pki.ca_pem())
+                .expect("trust")
+                .set_verify_host_callback(host)
+                .expect("callback");
+            let client = builder.build().expect("config");
+            let mut pair = Pair::with_configs(&client, &configs.server, None).expect("pair");
+            assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
+        }
+        let (_, cn_only) = testing::one_run::<S2nTls>(path);
+        let san = Handshake::full(Pki::EcdsaP256, path.version);
+        assert!(check_handshake(&cn_only, &san.profile(), &san.expected()).is_err());
+    }
+
     /// The server really verifies the client certificate: a client from the
     /// other PKI, or one without a certificate, fails.
     #[test]
