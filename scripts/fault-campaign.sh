@@ -12,9 +12,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The test profile (the dev profile's settings): after `cargo test`, as in
-# CI, the runner and this example are already built in it.
-cargo build --locked --quiet --profile test -p regress --bin regress --example fault_campaign
+# The test profile and the whole workspace's features, as `cargo test
+# --workspace` builds them: after it (as in CI) the runner and this example
+# are already built. `-p regress` alone would unify fewer features (serde's
+# and bitflags' differ) and compile the runner and its dependencies again
+# (81 s of CI).
+cargo build --locked --quiet --profile test --workspace --bins --examples
 mkdir -p perf_outputs
-exec cargo run --locked --quiet --profile test -p regress --example fault_campaign -- \
+exec "${CARGO_TARGET_DIR:-target}/debug/examples/fault_campaign" \
     --out perf_outputs/fault-campaign.md "$@"
