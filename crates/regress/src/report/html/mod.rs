@@ -289,9 +289,11 @@ fn scaling_chart(scalings: &[Scaling]) -> Option<Chart> {
     })
 }
 
-/// A table as HTML, every cell escaped.
+/// A table as HTML, every cell escaped, in a box that scrolls sideways
+/// when the table is wider than the page (the per-path table has a column
+/// per library and per ratio), so the page itself never does.
 fn table_html(table: &Table) -> String {
-    let mut out = String::from("<table><tr>");
+    let mut out = String::from("<div class=\"wide\"><table><tr>");
     for cell in table.header() {
         let _ = write!(out, "<th>{}</th>", escape(cell));
     }
@@ -303,7 +305,7 @@ fn table_html(table: &Table) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
     out
 }
 
@@ -313,7 +315,7 @@ pub fn page(comparison: &Comparison, scalings: &[Scaling], charts: &[Chart]) -> 
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>TLS instruction counts</title>\
 <style>body{font-family:sans-serif;max-width:920px;margin:2em auto;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px}\
-td{text-align:right}td:first-child{text-align:left}figure{margin:1.5em 0}</style></head><body>\n",
+td{text-align:right}td:first-child{text-align:left}figure{margin:1.5em 0}.wide{overflow-x:auto}</style></head><body>\n",
     );
     out.push_str("<h1>TLS instruction counts</h1>\n");
     let _ = writeln!(
