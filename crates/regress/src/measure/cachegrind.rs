@@ -209,6 +209,8 @@ pub struct ChildOutcome {
     /// (`PROFILE.1`, `PROFILE.2`, ...); for a heap child its heap report.
     pub profile: PathBuf,
     pub report: ChildReport,
+    /// The program the child ran (its link in the scratch folder).
+    pub program: PathBuf,
 }
 
 impl ChildSpec<'_> {
@@ -257,6 +259,9 @@ impl ChildSpec<'_> {
                 "--tool=callgrind".into(),
                 "--instr-atstart=no".into(),
                 "--collect-atstart=no".into(),
+                // Each cost's instruction address, so that it is charged to
+                // the function it lies in (`callgrind_out`).
+                "--dump-instr=yes".into(),
                 NO_CHASING.into(),
                 format!("--callgrind-out-file={}", profile.display()),
             ]),
@@ -365,7 +370,11 @@ impl ChildSpec<'_> {
             }
             Err(source) => return Err(MeasureError::io("read", report_path, source)),
         };
-        Ok(ChildOutcome { profile, report })
+        Ok(ChildOutcome {
+            profile,
+            report,
+            program: link,
+        })
     }
 }
 

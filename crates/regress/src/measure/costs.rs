@@ -65,7 +65,7 @@ impl Runner {
         .run()
         .and_then(|child| {
             Ok(RunCosts {
-                dumps: split::read_dumps(&child.profile)?,
+                dumps: split::read_dumps(&child.profile, Some(&child.program))?,
                 sides: child.report.sides,
                 operations_per_run: child.report.operations_per_run,
             })

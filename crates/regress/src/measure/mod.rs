@@ -43,6 +43,7 @@ pub mod runner;
 pub mod scale;
 pub mod scratch;
 pub mod split;
+pub mod symbols;
 pub mod valgrind;
 
 pub use error::{MeasureError, Result};

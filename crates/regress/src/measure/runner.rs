@@ -213,7 +213,7 @@ impl Runner {
             ..self.child(harness, binary, scratch, PREPARED_INPUTS)
         }
         .run()?;
-        let parts = split::read_dumps(&child.profile)?.parts;
+        let parts = split::read_dumps(&child.profile, None)?.parts;
         if parts.total() != total {
             return Err(MeasureError::PartsDoNotAddUp {
                 harness: harness.to_string(),
@@ -382,7 +382,7 @@ impl Runner {
             }
             .run()?;
             if child.report.protocol >= PROTOCOL {
-                let dumps = split::read_dumps(&child.profile)?;
+                let dumps = split::read_dumps(&child.profile, Some(&child.program))?;
                 let region = scratch.join("region.cachegrind.out");
                 std::fs::write(
                     &region,

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::callgrind_out::{self, Costs};
 use super::flame::CallGraph;
+use super::symbols::Symbols;
 use super::{MeasureError, Result};
 use crate::compare::Normalizer;
 use crate::limits;
@@ -99,8 +100,23 @@ pub struct Dumps {
 
 /// Reads the dumps `PROFILE.1`, `PROFILE.2`, ... of a Callgrind child and
 /// sums them by part, checking that each dump's costs add up to its
-/// summary.
-pub fn read_dumps(profile: &Path) -> Result<Dumps> {
+/// summary. With `program` (the measured program the child ran), each of
+/// its costs is charged to the function its instruction lies in
+/// ([`callgrind_out`]).
+pub fn read_dumps(profile: &Path, program: Option<&Path>) -> Result<Dumps> {
+    let symbols = program.map(Symbols::of).transpose()?;
+    let program_path =
+        program.map(|path| std::fs::canonicalize(path).unwrap_or(path.to_path_buf()));
+    let is_it = |object: &str| {
+        program_path.as_deref().is_some_and(|program| {
+            Path::new(object) == program
+                || std::fs::canonicalize(object).is_ok_and(|object| object == program)
+        })
+    };
+    let attribution = symbols.as_deref().map(|symbols| callgrind_out::Program {
+        symbols,
+        is_it: &is_it,
+    });
     let mut parts = Parts::default();
     let mut costs = Costs::new();
     let mut by_part: std::collections::BTreeMap<Part, Costs> = std::collections::BTreeMap::new();
@@ -119,7 +135,8 @@ pub fn read_dumps(profile: &Path) -> Result<Dumps> {
         }
         let (part, instructions) = parse_dump(&text).map_err(|reason| bad(&path, reason))?;
         let mut dump = Costs::new();
-        callgrind_out::add_dump(&text, &mut dump).map_err(|reason| bad(&path, reason))?;
+        callgrind_out::add_dump(&text, &mut dump, attribution.as_ref())
+            .map_err(|reason| bad(&path, reason))?;
         if callgrind_out::total(&dump) != instructions as i64 {
             return Err(bad(
                 &path,
@@ -240,7 +257,7 @@ mod tests {
         }
         // The final dump at exit is not the run's.
         std::fs::write(&profile, dump("glue", 4102)).expect("write");
-        let parts = read_dumps(&profile).expect("parts").parts;
+        let parts = read_dumps(&profile, None).expect("parts").parts;
         assert_eq!(parts.glue, 235);
         assert_eq!(parts.client(), 183_074 + 2_841_029);
         assert_eq!(parts.server(), 1_303_981 + 69_166);
@@ -252,7 +269,7 @@ mod tests {
     fn broken_dumps_are_refused_with_the_reason() {
         let dir = tempfile::tempdir().expect("tempdir");
         let profile = dir.path().join("callgrind-3.out");
-        let error = read_dumps(&profile).unwrap_err().to_string();
+        let error = read_dumps(&profile, None).unwrap_err().to_string();
         assert!(error.contains("wrote no dump"), "{error}");
         for (text, expected) in [
             (dump("outside", 5), "outside the run"),
@@ -268,7 +285,7 @@ mod tests {
             ),
         ] {
             std::fs::write(format!("{}.1", profile.display()), text).expect("write");
-            let error = read_dumps(&profile).unwrap_err().to_string();
+            let error = read_dumps(&profile, None).unwrap_err().to_string();
             assert!(error.contains(expected), "{expected}: {error}");
         }
     }

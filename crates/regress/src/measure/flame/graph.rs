@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use crate::compare::Normalizer;
-use crate::measure::callgrind_out::{name, unrecurse};
+use crate::measure::callgrind_out::{name, unrecurse, Positions};
 
 /// The most distinct functions a graph may hold; a handshake runs a few
 /// thousand.
@@ -35,9 +35,13 @@ impl CallGraph {
         let mut function = String::new();
         let mut callee: Option<String> = None;
         let mut call: Option<String> = None;
+        // The cost follows the positions (`instr line` or `line`).
+        let mut positions = Positions::default();
         for (number, line) in text.lines().enumerate() {
             let bad = |what: &str| format!("line {}: {what}: {line:?}", number + 1);
-            if let Some(value) = line.strip_prefix("fn=") {
+            if let Some(value) = line.strip_prefix("positions:") {
+                positions = Positions::parse(value).map_err(|e| bad(&e))?;
+            } else if let Some(value) = line.strip_prefix("fn=") {
                 let raw = name(value, &mut functions).map_err(|e| bad(&e))?;
                 function = frame(&raw, normalizer);
                 call = None;
@@ -52,7 +56,7 @@ impl CallGraph {
                 );
             } else if line.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '*'))
             {
-                let cost: u64 = match line.split_whitespace().nth(1) {
+                let cost: u64 = match line.split_whitespace().nth(positions.count) {
                     Some(value) => value.parse().map_err(|_| bad("a bad cost"))?,
                     None => 0,
                 };
