@@ -214,7 +214,7 @@ one). --base-released compares HEAD (then the only revision given) with the rele
 workspace's Cargo.lock pins. A side measured before with the same program and Valgrind is \
 not measured again.
 
-Outputs (perf_outputs/diff/): report.json (schema 2), report.md (for a pull request \
+Outputs (perf_outputs/diff/): report.json (docs/schemas/diff-report.schema.json), report.md (for a pull request \
 comment), <harness>.diff.txt (cg_annotate's per-function diff), <harness>.flame.diff.svg \
 (head's flame graph, red where it grew and blue where it shrank), base/ and head/ (the raw \
 region profiles, call paths and flame graphs).
@@ -319,7 +319,7 @@ pub struct MergeArgs {
 /// is read as hostile input.
 #[derive(Args)]
 #[command(after_help = "\
-Reads REPORT.json (at most 8 MiB, schema 2) as untrusted input: every count must be below \
+Reads REPORT.json (at most 8 MiB, the schema this runner writes: docs/schemas/diff-report.schema.json) as untrusted input: every count must be below \
 2^63 and agree with the verdict the judge gives it, every name must be a harness name, every \
 other string is length-capped and shown only inside code spans. A forged report can show \
 wrong numbers, never markup, mentions, links or HTML. The comment starts with the one marker \
