@@ -240,6 +240,13 @@ pub enum MeasureError {
     BadDump { path: PathBuf, reason: String },
 
     #[error(
+        "cannot read the function symbols of the measured program {path}: {reason}.\n  \
+         A Callgrind measurement charges each instruction to the function it lies in by them; \
+         rebuild the program (`cargo test --no-run -p harnesses --test perf`) and measure again."
+    )]
+    BadSymbols { path: PathBuf, reason: String },
+
+    #[error(
         "{harness}: its parts do not add up to its count: client {client} + server {server} + \
          glue {glue} = {sum} (Callgrind), but the run counts {total} ({method}).\n  \
          A part boundary is outside the counted run, or the two tools counted differently \

@@ -106,7 +106,7 @@ pub struct Dumps {
 pub fn read_dumps(profile: &Path, program: Option<&Path>) -> Result<Dumps> {
     let symbols = program.map(Symbols::of).transpose()?;
     let program_path =
-        program.map(|path| std::fs::canonicalize(path).unwrap_or(path.to_path_buf()));
+        program.map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
     let is_it = |object: &str| {
         program_path.as_deref().is_some_and(|program| {
             Path::new(object) == program

@@ -104,12 +104,13 @@ impl Symbols {
             return Ok(symbols.clone());
         }
         let data = std::fs::read(path).map_err(|source| MeasureError::io("read", path, source))?;
-        let symbols = Arc::new(
-            Symbols::parse(&data).map_err(|reason| MeasureError::BadDump {
-                path: path.to_path_buf(),
-                reason: format!("its symbol table cannot be read: {reason}"),
-            })?,
-        );
+        let symbols =
+            Arc::new(
+                Symbols::parse(&data).map_err(|reason| MeasureError::BadSymbols {
+                    path: path.to_path_buf(),
+                    reason,
+                })?,
+            );
         let mut known = known
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -212,6 +213,11 @@ mod tests {
             "{name} {same_address:?}"
         );
         assert!(Symbols::parse(b"not an ELF file").is_err());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let junk = dir.path().join("harness");
+        std::fs::write(&junk, b"not an ELF file").expect("write");
+        let error = Symbols::of(&junk).expect_err("not a program").to_string();
+        assert!(error.contains("function symbols"), "{error}");
     }
 
     #[test]
