@@ -9,11 +9,18 @@ use super::config::Configs;
 use super::transport::Pair;
 use crate::common::error::Context as _;
 use crate::paths::Handshake;
+use crate::tls::sides::Sides;
+use regress_measure::parts::Side;
 
 /// One TLS 1.3 handshake resumed from a session ticket (PSK with (EC)DHE),
 /// of the configs of its [`Handshake`] path (tickets on).
 ///
-/// **Counted:** both sides' `poll_negotiate` until done: the client's
+/// **Counted:** the client loading the session it kept
+/// (`s2n_connection_set_session`: s2n-tls has no client-side session store,
+/// so every resuming s2n-tls client hands the library the bytes it saved,
+/// and the library checks and parses them; rustls's store lookup is inside
+/// its count too), marked as the client's first stage; then both sides'
+/// `poll_negotiate` until done: the client's
 /// ClientHello with the ticket as a PSK identity and binder, the server
 /// decrypting the ticket and checking the binder, a secp256r1 key exchange
 /// (TLS 1.3 resumption keeps forward secrecy), both Finished messages, and the
@@ -25,7 +32,7 @@ use crate::paths::Handshake;
 /// **Not counted:** the full handshake in `setup` that obtains the ticket (the
 /// client reads the server's post-handshake NewSessionTicket with a
 /// `poll_recv`, and the session-ticket callback keeps it); configs;
-/// connection creation and `set_session_ticket` on the client (`prepare`).
+/// connection creation (`prepare`).
 /// The client never reads the new ticket sent during the run. Fixed clocks
 /// and a fixed ticket key make the ticket, its age and the key choice the
 /// same in every process.
@@ -85,10 +92,15 @@ impl Harness for SessionResumption {
     }
 
     fn prepare(&self, setup: &ResumptionSetup) -> Result<Pair, HarnessError> {
-        Pair::new(&setup.configs, Some(&setup.session))
+        Pair::new(&setup.configs, None)
     }
 
-    fn run(&self, _: &ResumptionSetup, mut pair: Pair) -> Result<Pair, HarnessError> {
+    fn run(&self, setup: &ResumptionSetup, mut pair: Pair) -> Result<Pair, HarnessError> {
+        Sides::new()
+            .call(Side::Client, || {
+                pair.client.set_session_ticket(&setup.session).map(drop)
+            })
+            .context("the client loading its session")?;
         pair.handshake()?;
         Ok(pair)
     }
@@ -133,9 +145,8 @@ mod tests {
             let input = harness.prepare(&setup).expect(&name);
             let pair = harness.run(&setup, input).expect(&name);
             harness.check(&setup, &pair).expect(&name);
-            let full = harness
-                .run(&setup, Pair::new(&setup.configs, None).expect(&name))
-                .expect(&name);
+            let mut full = Pair::new(&setup.configs, None).expect(&name);
+            full.handshake().expect(&name);
             let error = harness
                 .check(&setup, &full)
                 .expect_err("a full handshake must fail the resumption check");
@@ -165,13 +176,39 @@ mod tests {
         let harness = harness();
         let setup = harness.setup().expect("setup");
         // Same configs, but the client offers no session.
-        let pair = Pair::new(&setup.configs, None).expect("pair");
-        let pair = harness.run(&setup, pair).expect("full handshake");
+        let mut pair = Pair::new(&setup.configs, None).expect("pair");
+        pair.handshake().expect("full handshake");
         let full = setup.configs.profile.expected(false);
         check_handshake(&pair, &setup.configs.profile, &full).expect("it was a full handshake");
         let error = harness
             .check(&setup, &pair)
             .expect_err("a full handshake must fail the resumption check");
         assert!(error.to_string().contains("resumed"), "{error}");
+    }
+
+    /// The run loads the session: a session cut short, or one with a
+    /// byte of its length prefix changed, fails the run in the client's
+    /// loading (s2n-tls checks the sizes it parses), before any handshake.
+    #[test]
+    fn the_run_loads_the_session_and_refuses_a_damaged_one() {
+        let harness = harness();
+        let setup = harness.setup().expect("setup");
+        let whole = setup.session.clone();
+        let mut damaged = vec![whole[..whole.len() / 2].to_vec()];
+        let mut lengthened = whole.clone();
+        // The ticket's 2-byte length follows the 1-byte format version.
+        lengthened[1] ^= 0x40;
+        damaged.push(lengthened);
+        for session in damaged {
+            let setup = ResumptionSetup {
+                configs: Configs::new(&harness.0.profile()).expect("configs"),
+                session,
+            };
+            let input = harness.prepare(&setup).expect("prepare");
+            let error = harness
+                .run(&setup, input)
+                .expect_err("a damaged session must not load");
+            assert!(error.to_string().contains("loading its session"), "{error}");
+        }
     }
 }
