@@ -167,15 +167,20 @@ pub enum Feature {
     /// A full ECDSA P-256 handshake whose server runs a ClientHello
     /// callback that reads the server name.
     ClientHelloCallback,
+    /// After an mTLS ECDSA P-256 handshake, the server reading what an
+    /// access log records about the connection (version, suite, group,
+    /// signature scheme, handshake type, the client's chain).
+    ConnectionInfo,
 }
 
 impl Feature {
     /// Every feature path.
-    pub const ALL: [Feature; 4] = [
+    pub const ALL: [Feature; 5] = [
         Feature::ExternalPsk,
         Feature::Serialization,
         Feature::AsyncPrivateKey,
         Feature::ClientHelloCallback,
+        Feature::ConnectionInfo,
     ];
 
     /// The second half of its benchmark's name.
@@ -185,6 +190,7 @@ impl Feature {
             Feature::Serialization => "connection_serialize",
             Feature::AsyncPrivateKey => "async_private_key",
             Feature::ClientHelloCallback => "client_hello_callback",
+            Feature::ConnectionInfo => "connection_info",
         }
     }
 }
@@ -827,7 +833,8 @@ mod tests {
                 "psk_handshake",
                 "connection_serialize",
                 "async_private_key",
-                "client_hello_callback"
+                "client_hello_callback",
+                "connection_info"
             ]
         );
     }

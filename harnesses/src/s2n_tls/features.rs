@@ -20,6 +20,7 @@ pub fn harness(feature: Feature) -> Result<Box<dyn AnyHarness>, String> {
         Feature::Serialization => Box::new(super::serialize::SerializeRoundTrip),
         Feature::AsyncPrivateKey => Box::new(super::async_pkey::AsyncPrivateKeyHandshake),
         Feature::ClientHelloCallback => Box::new(super::client_hello::ClientHelloHandshake),
+        Feature::ConnectionInfo => Box::new(super::connection_info::ConnectionInfo),
     })
 }
 

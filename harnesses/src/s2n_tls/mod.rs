@@ -18,6 +18,7 @@
 //! | `connection_serialize` | [`serialize::SerializeRoundTrip`] | an established TLS 1.3 connection serialized and deserialized into fresh connections, both sides |
 //! | `async_private_key` | [`async_pkey::AsyncPrivateKeyHandshake`] | a full ECDSA P-256 handshake whose server signs through the private-key callback |
 //! | `client_hello_callback` | [`client_hello::ClientHelloHandshake`] | a full ECDSA P-256 handshake whose server's ClientHello callback reads the server name |
+//! | `connection_info` | [`connection_info::ConnectionInfo`] | after an mTLS ECDSA P-256 handshake, the server's getters an access log reads |
 //!
 //! There are no `x509_*` harnesses for s2n-tls: the s2n-tls crate has no
 //! standalone X.509 API (certificates are only parsed and verified inside
@@ -30,7 +31,8 @@
 //! scheme (`crate::common::pins`); session tickets and resumption are off
 //! everywhere but `session_resumption`, and no server has a session cache.
 //! The feature paths (`psk_handshake`, `connection_serialize`,
-//! `async_private_key`, `client_hello_callback`; [`features`]) are
+//! `async_private_key`, `client_hello_callback`, `connection_info`;
+//! [`features`]) are
 //! s2n-tls's alone: no other library is measured on them.
 //! There is no system trust store (`with_system_certs(false)` everywhere):
 //! peers trust only their PKI's test CA. [`check`] maps what each side
@@ -84,6 +86,7 @@ pub mod check;
 pub mod client_hello;
 pub mod config;
 pub mod config_build;
+pub mod connection_info;
 pub mod defaults;
 pub mod features;
 pub mod hostile;
