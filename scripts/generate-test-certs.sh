@@ -8,6 +8,8 @@
 #   ecdsa-ca.pem / ecdsa-ca.key          self-signed ECDSA P-256 CA
 #   ecdsa-leaf.pem / ecdsa-leaf.key      ECDSA P-256 server leaf for DNS:localhost, then its CA
 #   client-ecdsa.pem / client-ecdsa.key  ECDSA P-256 client leaf, then its CA
+#   client-ecdsa-id.pem / .key           the same with a private identity extension
+#                                        (a UTF8String), then its CA
 #
 # and two web-shaped hierarchies, a root, an intermediate and a server leaf, as
 # most of the web serves them (the server sends leaf and intermediate, the
@@ -47,6 +49,13 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out_dir="${1:-$repo_root/harnesses/certs}"
 
 not_before="20250101000000Z"
+# The private extension the identity client leaf carries: an OID under the
+# enterprise number IANA reserves for documentation (32473, RFC 5612), whose
+# value is a UTF8String, as internal PKIs put a tenant or service name in a
+# client certificate for the server to authorize. harnesses/src/common/pki.rs
+# holds the same two values.
+identity_oid="1.3.6.1.4.1.32473.1.1"
+identity_value="tenant-7/service-checkout"
 not_after="21250101000000Z"
 
 command -v openssl >/dev/null || {
@@ -114,6 +123,15 @@ keyUsage               = critical, digitalSignature, keyEncipherment
 extendedKeyUsage       = serverAuth, clientAuth
 subjectKeyIdentifier   = hash
 authorityKeyIdentifier = keyid, issuer
+
+[ identity_leaf_ext ]
+basicConstraints       = critical, CA:FALSE
+keyUsage               = critical, digitalSignature, keyEncipherment
+extendedKeyUsage       = serverAuth, clientAuth
+subjectAltName         = DNS:localhost
+subjectKeyIdentifier   = hash
+authorityKeyIdentifier = keyid, issuer
+$identity_oid          = ASN1:UTF8String:$identity_value
 EOF
 
 genkey() { # ALGORITHM FILE
@@ -237,4 +255,27 @@ else
     cp "$work/$cn_only.key" "$out_dir/$cn_only.key"
     chmod 0644 "$out_dir/$cn_only.key"
     echo "wrote $cn_only (CN=localhost, no subjectAltName), signed by ecdsa-ca"
+fi
+
+# An mTLS client leaf like client-ecdsa (DNS:localhost) whose identity is also
+# in a private extension (a UTF8String under $identity_oid), under the ECDSA
+# P-256 CA above: what a server that authorizes clients by such an extension
+# reads after the handshake. Issued when missing; the CA and its other leaves
+# are left as they are.
+identity=client-ecdsa-id
+if present "$identity" && [ "$force" = no ]; then
+    echo "kept $identity: it exists"
+else
+    cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$work/"
+    issue ecdsa ecdsa-ca "regress test client" "$identity" identity_leaf_ext
+    openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -purpose sslclient \
+        "$work/$identity-only.pem" >/dev/null
+    if ! openssl x509 -in "$work/$identity-only.pem" -noout -text | grep -A1 -F "$identity_oid:" | grep -qF "$identity_value"; then
+        echo "error: $identity lacks its identity extension" >&2
+        exit 1
+    fi
+    cat "$work/$identity-only.pem" "$work/ecdsa-ca.pem" >"$out_dir/$identity.pem"
+    cp "$work/$identity.key" "$out_dir/$identity.key"
+    chmod 0644 "$out_dir/$identity.key"
+    echo "wrote $identity ($identity_oid = $identity_value), signed by ecdsa-ca"
 fi

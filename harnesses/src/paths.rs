@@ -169,7 +169,8 @@ pub enum Feature {
     ClientHelloCallback,
     /// After an mTLS ECDSA P-256 handshake, the server reading what an
     /// access log records about the connection (version, suite, group,
-    /// signature scheme, handshake type, the client's chain).
+    /// signature scheme, handshake type, the client's chain) and the
+    /// client's identity from a private extension of its leaf.
     ConnectionInfo,
 }
 

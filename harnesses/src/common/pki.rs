@@ -41,7 +41,23 @@ pub enum Pki {
     /// certificate presents no DNS-ID; rustls-webpki never does it). Same
     /// CA and client identity as [`Pki::EcdsaP256`].
     EcdsaP256CnOnly,
+    /// The ECDSA P-256 laboratory PKI whose client leaf also carries its
+    /// identity in a private extension ([`IDENTITY_OID`], a UTF8String
+    /// [`IDENTITY`]): what a server that authorizes clients by such an
+    /// extension reads. Same CA and server leaf as [`Pki::EcdsaP256`].
+    EcdsaP256ClientId,
 }
+
+/// The private extension of [`Pki::EcdsaP256ClientId`]'s client leaf: an
+/// OID under the enterprise number IANA reserves for documentation (32473,
+/// RFC 5612; s2n-tls's lookup, through aws-lc's `OBJ_txt2obj`, refused a
+/// UUID-based 2.25 OID, whose arc is a 128-bit number, when it was tried),
+/// NUL-terminated for C APIs that take it as a C string. `scripts/generate-test-certs.sh`
+/// issues the leaf with the same value.
+pub const IDENTITY_OID: &[u8] = b"1.3.6.1.4.1.32473.1.1\0";
+
+/// The UTF8String [`IDENTITY_OID`] holds in that leaf.
+pub const IDENTITY: &str = "tenant-7/service-checkout";
 
 impl Pki {
     /// The laboratory PKIs: a CA that signs its leaves directly, client
@@ -52,7 +68,7 @@ impl Pki {
     pub const WEB: [Pki; 2] = [Pki::WebRsa2048, Pki::WebEcdsaP256];
 
     /// How paths name it: `rsa4096`, `ecdsa_p256`, `web_rsa2048`,
-    /// `web_ecdsa_p256`, `ecdsa_p256_cn_only`.
+    /// `web_ecdsa_p256`, `ecdsa_p256_cn_only`, `ecdsa_p256_client_id`.
     pub const fn label(self) -> &'static str {
         match self {
             Pki::Rsa4096 => "rsa4096",
@@ -60,6 +76,7 @@ impl Pki {
             Pki::WebRsa2048 => "web_rsa2048",
             Pki::WebEcdsaP256 => "web_ecdsa_p256",
             Pki::EcdsaP256CnOnly => "ecdsa_p256_cn_only",
+            Pki::EcdsaP256ClientId => "ecdsa_p256_client_id",
         }
     }
 
@@ -81,7 +98,7 @@ impl Pki {
     pub const fn signature_scheme(self) -> SignatureScheme {
         match self {
             Pki::Rsa4096 | Pki::WebRsa2048 => SignatureScheme::RsaPssRsaeSha256,
-            Pki::EcdsaP256 | Pki::WebEcdsaP256 | Pki::EcdsaP256CnOnly => {
+            Pki::EcdsaP256 | Pki::WebEcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256ClientId => {
                 SignatureScheme::EcdsaSecp256r1Sha256
             }
         }
@@ -92,7 +109,9 @@ impl Pki {
     pub const fn ca_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/ca.pem"),
-            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-ca.pem"),
+            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256ClientId => {
+                include_bytes!("../../certs/ecdsa-ca.pem")
+            }
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-root.pem"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-root.pem"),
         }
@@ -103,7 +122,7 @@ impl Pki {
     pub const fn server_chain_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/leaf.pem"),
-            Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-leaf.pem"),
+            Pki::EcdsaP256 | Pki::EcdsaP256ClientId => include_bytes!("../../certs/ecdsa-leaf.pem"),
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.pem"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.pem"),
             Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-cn-leaf.pem"),
@@ -114,7 +133,7 @@ impl Pki {
     pub const fn server_key_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/leaf.key"),
-            Pki::EcdsaP256 => include_bytes!("../../certs/ecdsa-leaf.key"),
+            Pki::EcdsaP256 | Pki::EcdsaP256ClientId => include_bytes!("../../certs/ecdsa-leaf.key"),
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.key"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.key"),
             Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-cn-leaf.key"),
@@ -131,6 +150,7 @@ impl Pki {
             Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => {
                 include_bytes!("../../certs/client-ecdsa.pem")
             }
+            Pki::EcdsaP256ClientId => include_bytes!("../../certs/client-ecdsa-id.pem"),
             Pki::WebRsa2048 | Pki::WebEcdsaP256 => b"",
         }
     }
@@ -142,6 +162,7 @@ impl Pki {
             Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => {
                 include_bytes!("../../certs/client-ecdsa.key")
             }
+            Pki::EcdsaP256ClientId => include_bytes!("../../certs/client-ecdsa-id.key"),
             Pki::WebRsa2048 | Pki::WebEcdsaP256 => b"",
         }
     }
@@ -151,7 +172,7 @@ impl Pki {
     pub const fn other(self) -> Pki {
         match self {
             Pki::Rsa4096 => Pki::EcdsaP256,
-            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => Pki::Rsa4096,
+            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256ClientId => Pki::Rsa4096,
             Pki::WebRsa2048 => Pki::WebEcdsaP256,
             Pki::WebEcdsaP256 => Pki::WebRsa2048,
         }

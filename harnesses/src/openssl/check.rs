@@ -103,7 +103,7 @@ fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
                 )
             })
         }
-        Pki::EcdsaP256 | Pki::WebEcdsaP256 | Pki::EcdsaP256CnOnly => {
+        Pki::EcdsaP256 | Pki::WebEcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256ClientId => {
             let curve = key.ec_key().ok().and_then(|ec| ec.group().curve_name());
             ensure(
                 key.id() == Id::EC && curve == Some(Nid::X9_62_PRIME256V1),

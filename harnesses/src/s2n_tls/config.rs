@@ -227,12 +227,26 @@ pub fn server_config(
 /// PKI's server leaf (the constant-flow check's server keys).
 pub fn server_config_with(
     policy: &Policy,
-    (chain_pem, key_pem): (&[u8], &[u8]),
+    identity: (&[u8], &[u8]),
     pki: Pki,
     tickets: bool,
     client_auth: bool,
     dh_params: Option<&[u8]>,
 ) -> Result<Config, HarnessError> {
+    server_builder(policy, identity, pki, tickets, client_auth, dh_params)?
+        .build()
+        .context("building the server config")
+}
+
+/// The builder [`server_config_with`] builds, for a harness that adds to it.
+pub fn server_builder(
+    policy: &Policy,
+    (chain_pem, key_pem): (&[u8], &[u8]),
+    pki: Pki,
+    tickets: bool,
+    client_auth: bool,
+    dh_params: Option<&[u8]>,
+) -> Result<config::Builder, HarnessError> {
     let mut builder = base_builder(policy)?;
     builder
         .load_pem(chain_pem, key_pem)
@@ -256,7 +270,7 @@ pub fn server_config_with(
             .set_verify_host_callback(AcceptHost::LOCALHOST)
             .context("setting the client-certificate name check")?;
     }
-    builder.build().context("building the server config")
+    Ok(builder)
 }
 
 /// Client config: trusts `ca` (the PKI's CA, but for negative tests), accepts

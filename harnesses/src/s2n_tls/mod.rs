@@ -18,7 +18,7 @@
 //! | `connection_serialize` | [`serialize::SerializeRoundTrip`] | an established TLS 1.3 connection serialized and deserialized into fresh connections, both sides |
 //! | `async_private_key` | [`async_pkey::AsyncPrivateKeyHandshake`] | a full ECDSA P-256 handshake whose server signs through the private-key callback |
 //! | `client_hello_callback` | [`client_hello::ClientHelloHandshake`] | a full ECDSA P-256 handshake whose server's ClientHello callback reads the server name |
-//! | `connection_info` | [`connection_info::ConnectionInfo`] | after an mTLS ECDSA P-256 handshake, the server's getters an access log reads |
+//! | `connection_info` | [`connection_info::ConnectionInfo`] | after an mTLS ECDSA P-256 handshake, the server's getters an access log reads and the client's identity extension |
 //!
 //! There are no `x509_*` harnesses for s2n-tls: the s2n-tls crate has no
 //! standalone X.509 API (certificates are only parsed and verified inside
