@@ -10,7 +10,7 @@ use crate::common::payload::RECORD_BYTES;
 use crate::common::pins::{every_other_expectation, Cipher, NamedGroup, TlsVersion};
 use crate::common::pki::Pki;
 use crate::openssl::tls::OpenSsl;
-use crate::paths::{Benchmark, Handshake, Hostile, Library, Path};
+use crate::paths::{Alert, Benchmark, Handshake, Hostile, Library, Path};
 use crate::registry::not_applicable;
 use crate::rustls::tls::Rustls;
 use crate::s2n_tls::tls::S2nTls;
@@ -91,6 +91,31 @@ fn real_world_checks_need_their_path<L: Tls>(library: Library) {
             "{ran} passed the check of {checked}"
         );
     }
+}
+
+/// The warning path's alert waits first in the client's way and the client
+/// reads it in the run: the path passes its check (which finds nothing left
+/// in the transport), and the same alert at fatal level ends the run's
+/// handshake, so the record is read there and not skipped.
+fn the_first_alert_is_read_in_the_run<L: Tls>() {
+    let path = Handshake::REAL_WORLD[11];
+    assert_eq!(
+        path.profile().first_alert,
+        Some(Alert::UNRECOGNIZED_NAME),
+        "{path}"
+    );
+    let (configs, pair) = one_run::<L>(path);
+    FullHandshake::<L>::new(path)
+        .check(&configs, &pair)
+        .expect("the warning path");
+    let mut profile = path.profile();
+    profile.first_alert = profile.first_alert.map(Alert::fatal);
+    let configs = L::configs(&profile).expect("configs");
+    let fresh = L::fresh(&configs).expect("fresh");
+    assert!(
+        L::handshake(&configs, fresh).is_err(),
+        "{path}: a fatal first alert must end the handshake"
+    );
 }
 
 /// The whole check tells the kinds of handshake apart: an mTLS handshake
@@ -254,6 +279,13 @@ fn every_library_needs_the_real_world_path() {
     real_world_checks_need_their_path::<S2nTls>(Library::S2nTls);
     real_world_checks_need_their_path::<Rustls>(Library::Rustls);
     real_world_checks_need_their_path::<OpenSsl>(Library::OpenSsl);
+}
+
+#[test]
+fn every_library_reads_the_first_alert() {
+    the_first_alert_is_read_in_the_run::<S2nTls>();
+    the_first_alert_is_read_in_the_run::<Rustls>();
+    the_first_alert_is_read_in_the_run::<OpenSsl>();
 }
 
 #[test]

@@ -300,6 +300,11 @@ pub struct Handshake {
     /// server answers with a HelloRetryRequest for `group` and the client
     /// sends a second ClientHello.
     pub retry: bool,
+    /// The server's first record is a warning alert, before its ServerHello
+    /// ([`Alert::UNRECOGNIZED_NAME`]): what servers that do not know the
+    /// name a client asked for send and go on (RFC 6066 section 3), so the
+    /// client reads an alert before any version is negotiated.
+    pub warning: bool,
 }
 
 impl Handshake {
@@ -312,6 +317,7 @@ impl Handshake {
             resumption: None,
             group: NamedGroup::Secp256r1,
             retry: false,
+            warning: false,
         }
     }
 
@@ -357,9 +363,10 @@ impl Handshake {
     /// that prefer DHE, and the server's exponentiation a client can make it
     /// pay); a legacy server whose leaf names its host only in the subject
     /// CN, which clients verify by CN fallback (internal PKIs and devices
-    /// still issue them). Only libraries that can negotiate a path's group,
+    /// still issue them); a server that sends a warning alert before its
+    /// ServerHello. Only libraries that can negotiate a path's group,
     /// keep its session and verify its leaf have it (the registry asks each).
-    pub const REAL_WORLD: [Handshake; 11] = [
+    pub const REAL_WORLD: [Handshake; 12] = [
         Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
         Handshake {
             client_auth: true,
@@ -386,6 +393,10 @@ impl Handshake {
         },
         Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).on(NamedGroup::Ffdhe2048),
         Handshake::full(Pki::EcdsaP256CnOnly, TlsVersion::Tls13),
+        Handshake {
+            warning: true,
+            ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13)
+        },
     ];
 
     /// The resumption paths of [`Handshake::ALL`] and
@@ -437,6 +448,11 @@ impl Handshake {
                 None
             },
             untrusted: false,
+            first_alert: if self.warning {
+                Some(Alert::UNRECOGNIZED_NAME)
+            } else {
+                None
+            },
         }
     }
 
@@ -476,6 +492,18 @@ impl Handshake {
         if self.client_auth && self.pki.is_web() {
             return Err("a web PKI has no client identity: no mTLS on it".into());
         }
+        if self.warning
+            && (self.version != TlsVersion::Tls13
+                || self.client_auth
+                || self.resumption.is_some()
+                || self.retry)
+        {
+            return Err(
+                "a warning before the ServerHello is a full TLS 1.3 handshake's, without mTLS \
+                 or a HelloRetryRequest"
+                    .into(),
+            );
+        }
         if self.retry && (self.group == Handshake::RETRY_GUESS || self.resumption.is_some()) {
             return Err(format!(
                 "a HelloRetryRequest path needs a group other than the client's guess {} \
@@ -514,6 +542,9 @@ impl fmt::Display for Handshake {
                 version_prefix(self.version),
                 self.pki.label()
             )?;
+            if self.warning {
+                f.write_str("_after_warning")?;
+            }
         }
         match self.group {
             NamedGroup::Secp256r1 => Ok(()),
@@ -735,6 +766,42 @@ pub struct Profile {
     /// The client trusts another PKI's CA ([`Pki::other`]), so it must
     /// reject the server's chain: the path of a failed handshake.
     pub untrusted: bool,
+    /// The server sends this alert before anything else (in `prepare`: it
+    /// waits in the transport when the client starts), and the client must
+    /// read it before the ServerHello; a client that fails on warnings is
+    /// told to ignore them. `None`: no alert.
+    pub first_alert: Option<Alert>,
+}
+
+/// A TLS alert (RFC 8446 section 6): its level and its description.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Alert {
+    /// 1: warning, 2: fatal.
+    pub level: u8,
+    pub description: u8,
+}
+
+impl Alert {
+    /// The warning a server sends when it does not recognize the name the
+    /// client asked for and carries on (RFC 6066 section 3: "unrecognized_name"
+    /// may be sent at warning level; servers of OpenSSL's and Java's lineage
+    /// do).
+    pub const UNRECOGNIZED_NAME: Alert = Alert {
+        level: 1,
+        description: 112,
+    };
+
+    /// The same alert at fatal level: what a client must not ignore.
+    pub const fn fatal(self) -> Alert {
+        Alert { level: 2, ..self }
+    }
+
+    /// The plaintext record that carries it, as a server writes it before
+    /// any version is negotiated: content type 21, legacy version TLS 1.2,
+    /// length 2.
+    pub const fn record(self) -> [u8; 7] {
+        [21, 3, 3, 0, 2, self.level, self.description]
+    }
 }
 
 impl Profile {
@@ -860,6 +927,7 @@ mod tests {
                 "session_resumption_cache",
                 "handshake_tls12_rsa4096_ffdhe2048",
                 "handshake_ecdsa_p256_cn_only",
+                "handshake_ecdsa_p256_after_warning",
             ]
         );
         let retry = Handshake::REAL_WORLD[6].profile();

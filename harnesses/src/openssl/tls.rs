@@ -25,9 +25,12 @@ impl Tls for OpenSsl {
         Contexts::new(profile)
     }
 
-    /// The two `SSL`s, the client's SNI set, wired to the transport.
+    /// The two `SSL`s, the client's SNI set, wired to the transport; then
+    /// the profile's first alert, if any ([`crate::tls::send_first_alert`]).
     fn fresh(contexts: &Contexts) -> Result<Pair, HarnessError> {
-        Pair::new(contexts, None)
+        let pair = Pair::new(contexts, None)?;
+        crate::tls::send_first_alert(pair.server.get_ref(), contexts.profile.first_alert)?;
+        Ok(pair)
     }
 
     /// Both sides' `SSL_do_handshake` calls, alternating client and server

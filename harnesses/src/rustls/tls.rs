@@ -32,9 +32,12 @@ impl Tls for Rustls {
     /// A server connection and the transport: allocation only, a rustls
     /// server does nothing before it reads a ClientHello. The client is not
     /// created here: `ClientConnection::new` is the first step of the
-    /// handshake.
+    /// handshake. Then the profile's first alert, if any
+    /// ([`crate::tls::send_first_alert`]).
     fn fresh(configs: &Configs) -> Result<Accepting, HarnessError> {
-        configs.accept()
+        let accepting = configs.accept()?;
+        crate::tls::send_first_alert(&accepting.server_end, configs.profile.first_alert)?;
+        Ok(accepting)
     }
 
     /// `ClientConnection::new`, where rustls generates the client's key

@@ -10,7 +10,7 @@ use s2n_tls::callbacks::{
 };
 use s2n_tls::config::{self, Config};
 use s2n_tls::connection::Connection;
-use s2n_tls::enums::ClientAuthType;
+use s2n_tls::enums::{AlertBehavior, ClientAuthType};
 use s2n_tls::security::Policy;
 
 use crate::common::error::Context as _;
@@ -282,6 +282,18 @@ pub fn client_config(
     tickets: Option<TicketStore>,
     client_cert: Option<Pki>,
 ) -> Result<Config, HarnessError> {
+    client_builder(policy, ca, tickets, client_cert)?
+        .build()
+        .context("building the client config")
+}
+
+/// The builder [`client_config`] builds, for a caller that adds to it.
+pub fn client_builder(
+    policy: &Policy,
+    ca: Pki,
+    tickets: Option<TicketStore>,
+    client_cert: Option<Pki>,
+) -> Result<config::Builder, HarnessError> {
     let mut builder = base_builder(policy)?;
     builder
         .trust_pem(ca.ca_pem())
@@ -300,7 +312,7 @@ pub fn client_config(
             .set_session_ticket_callback(store)
             .context("setting the session-ticket callback")?;
     }
-    builder.build().context("building the client config")
+    Ok(builder)
 }
 
 /// Client and server configs, built once in `setup` and shared by every
@@ -322,13 +334,21 @@ impl Configs {
     pub fn new(profile: &Profile) -> Result<Configs, HarnessError> {
         let (client_policy, server_policy) = policies(profile)?;
         let tickets = profile.resumption.is_some().then(TicketStore::default);
+        let mut client = client_builder(
+            &policy(client_policy)?,
+            profile.trusted_ca(),
+            tickets.clone(),
+            profile.client_auth.then_some(profile.pki),
+        )?;
+        if profile.first_alert.is_some() {
+            // s2n-tls fails on any alert by default; a client that talks to
+            // servers which send warnings is configured to go on.
+            client
+                .set_alert_behavior(AlertBehavior::IgnoreWarnings)
+                .context("ignoring warning alerts")?;
+        }
         Ok(Configs {
-            client: client_config(
-                &policy(client_policy)?,
-                profile.trusted_ca(),
-                tickets.clone(),
-                profile.client_auth.then_some(profile.pki),
-            )?,
+            client: client.build().context("building the client config")?,
             server: server_config_with(
                 &policy(server_policy)?,
                 (profile.pki.server_chain_pem(), profile.pki.server_key_pem()),

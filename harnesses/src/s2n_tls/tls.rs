@@ -29,7 +29,9 @@ impl Tls for S2nTls {
     /// Both connections, created and wired to the transport, the client's
     /// SNI set.
     fn fresh(configs: &Configs) -> Result<Pair, HarnessError> {
-        Pair::new(configs, None)
+        let pair = Pair::new(configs, None)?;
+        crate::tls::send_first_alert(&pair.server_end, configs.profile.first_alert)?;
+        Ok(pair)
     }
 
     /// Both sides' `poll_negotiate` calls, alternating client and server
@@ -182,6 +184,27 @@ mod tests {
     /// subjectAltName, so a client expecting another name rejects it, one
     /// expecting `localhost` accepts it; and the check of the laboratory
     /// ECDSA handshake (a leaf with a SAN) fails the CN-only handshake.
+    /// s2n-tls fails on a warning alert by default: the warning path's
+    /// client is configured to ignore warnings, and one that is not fails
+    /// the handshake on the server's first alert.
+    #[test]
+    fn a_client_that_fails_on_warnings_fails_the_warning_path() {
+        let path = Handshake::REAL_WORLD[11];
+        let alert = path
+            .profile()
+            .first_alert
+            .expect("the warning path's alert");
+        let mut strict = path.profile();
+        strict.first_alert = None;
+        let configs = Configs::new(&strict).expect("configs");
+        let pair = Pair::new(&configs, None).expect("pair");
+        crate::tls::send_first_alert(&pair.server_end, Some(alert)).expect("the alert");
+        let error = S2nTls::handshake(&configs, pair).expect_err("a warning must fail it");
+        assert!(error.to_string().contains("client"), "{error}");
+        let (configs, pair) = testing::one_run::<S2nTls>(path);
+        check_handshake(&pair, &configs.profile, &path.expected()).expect("ignoring warnings");
+    }
+
     #[test]
     fn a_cn_only_leaf_is_verified_by_its_cn() {
         let path = Handshake::REAL_WORLD[10];

@@ -38,6 +38,7 @@ pub const fn profile(pins: Pins, resumption: Option<Resumption>) -> Profile {
         resumption,
         retry_from: None,
         untrusted: false,
+        first_alert: None,
     }
 }
 

@@ -24,9 +24,10 @@ pub mod testing;
 use regress_measure::parts::Side;
 use regress_measure::HarnessError;
 
-use crate::common::error::ensure;
+use crate::common::error::{ensure, Context as _};
 use crate::common::pins::{Expected, Negotiated};
-use crate::paths::Profile;
+use crate::common::transport::Endpoint;
+use crate::paths::{Alert, Profile};
 use sides::Sides;
 
 /// A TLS library, as the shared harnesses drive it.
@@ -104,6 +105,28 @@ pub trait Tls: 'static {
     fn runtime_libraries() -> Vec<regress_measure::RuntimeLibrary> {
         Vec::new()
     }
+}
+
+/// The server's side of a fresh pair sends `alert` (a profile's
+/// [`Profile::first_alert`]) before anything else, in `prepare`: the record
+/// waits in the transport, first in the client's way, when the handshake
+/// starts. Proves it is all the client has to read. `None` sends nothing.
+pub fn send_first_alert(server: &Endpoint, alert: Option<Alert>) -> Result<(), HarnessError> {
+    let Some(alert) = alert else {
+        return Ok(());
+    };
+    let record = alert.record();
+    server
+        .send(&record)
+        .context("the server sending its first alert")?;
+    let (to_client, to_server) = server.in_flight();
+    ensure((to_client, to_server) == (record.len(), 0), || {
+        format!(
+            "after the server's first alert the transport holds {to_client} bytes for the \
+             client and {to_server} for the server; {} and 0 expected",
+            record.len()
+        )
+    })
 }
 
 /// Bytes of the first application record after a handshake: a small
