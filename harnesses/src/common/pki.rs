@@ -23,9 +23,9 @@ use regress_measure::HarnessError;
 use super::error::{ensure, Context as _};
 use super::pins::SignatureScheme;
 
-/// The name the server leaves but [`Pki::EcdsaP256IpSan`]'s are issued for (their only SAN,
-/// `DNS:localhost`), the name clients send as SNI and verify, and the only
-/// name a verify-host callback accepts.
+/// The name the server leaves (all but [`Pki::EcdsaP256IpSan`]'s) are issued
+/// for (their only SAN, `DNS:localhost`), the name clients send as SNI and
+/// verify, and the only name a verify-host callback accepts.
 pub const SERVER_NAME: &str = "localhost";
 
 /// The address the IP-named server leaf is issued for (its only SAN,
