@@ -22,6 +22,12 @@
 #   web-ecdsa-intermediate.pem / .key     ECDSA P-384 intermediate (pathlen 0), signed by the root
 #   web-ecdsa-leaf.pem / .key             ECDSA P-256 server leaf for DNS:localhost, then the intermediate
 #
+# and two more ECDSA P-256 server leaves under ecdsa-ca, each issued when
+# missing without touching anything else:
+#
+#   ecdsa-cn-leaf.pem / .key              legacy leaf, CN=localhost, no subjectAltName, then its CA
+#   ecdsa-ip-leaf.pem / .key              leaf for IP:127.0.0.1 only (no DNS name), then its CA
+#
 # A hierarchy whose files all exist is left alone (new keys would change
 # every count that parses or verifies them); `--force` regenerates everything.
 #
@@ -132,6 +138,13 @@ subjectAltName         = DNS:localhost
 subjectKeyIdentifier   = hash
 authorityKeyIdentifier = keyid, issuer
 $identity_oid          = ASN1:UTF8String:$identity_value
+[ ip_leaf_ext ]
+basicConstraints       = critical, CA:FALSE
+keyUsage               = critical, digitalSignature, keyEncipherment
+extendedKeyUsage       = serverAuth, clientAuth
+subjectAltName         = IP:127.0.0.1
+subjectKeyIdentifier   = hash
+authorityKeyIdentifier = keyid, issuer
 EOF
 
 genkey() { # ALGORITHM FILE
@@ -278,4 +291,28 @@ else
     cp "$work/$identity.key" "$out_dir/$identity.key"
     chmod 0644 "$out_dir/$identity.key"
     echo "wrote $identity ($identity_oid = $identity_value), signed by ecdsa-ca"
+# A server leaf that names an IP address, 127.0.0.1, as its only
+# subjectAltName (no DNS name), under the ECDSA P-256 CA above: what a client
+# that connects to an address verifies (and sends no SNI for, RFC 6066
+# section 3). Issued when missing; the CA and its other leaves are left as
+# they are.
+ip_leaf=ecdsa-ip-leaf
+if present "$ip_leaf" && [ "$force" = no ]; then
+    echo "kept $ip_leaf: it exists"
+else
+    cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$work/"
+    issue ecdsa ecdsa-ca 127.0.0.1 "$ip_leaf" ip_leaf_ext
+    openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -purpose sslserver \
+        "$work/$ip_leaf-only.pem" >/dev/null
+    # The subjectAltName must be exactly the one IP address.
+    san="$(openssl x509 -in "$work/$ip_leaf-only.pem" -noout -ext subjectAltName 2>/dev/null |
+        sed -n '2,$p' | tr -d ' ')"
+    if [ "$san" != "IPAddress:127.0.0.1" ]; then
+        echo "error: $ip_leaf's subjectAltName is '$san', not IPAddress:127.0.0.1 alone" >&2
+        exit 1
+    fi
+    cat "$work/$ip_leaf-only.pem" "$work/ecdsa-ca.pem" >"$out_dir/$ip_leaf.pem"
+    cp "$work/$ip_leaf.key" "$out_dir/$ip_leaf.key"
+    chmod 0644 "$out_dir/$ip_leaf.key"
+    echo "wrote $ip_leaf (CN=127.0.0.1, subjectAltName IP:127.0.0.1 only), signed by ecdsa-ca"
 fi

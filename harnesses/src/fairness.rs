@@ -98,7 +98,7 @@ fn real_world_checks_need_their_path<L: Tls>(library: Library) {
 /// in the transport), and the same alert at fatal level ends the run's
 /// handshake, so the record is read there and not skipped.
 fn the_first_alert_is_read_in_the_run<L: Tls>() {
-    let path = Handshake::REAL_WORLD[11];
+    let path = Handshake::REAL_WORLD[12];
     assert_eq!(
         path.profile().first_alert,
         Some(Alert::UNRECOGNIZED_NAME),

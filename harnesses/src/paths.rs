@@ -363,10 +363,13 @@ impl Handshake {
     /// that prefer DHE, and the server's exponentiation a client can make it
     /// pay); a legacy server whose leaf names its host only in the subject
     /// CN, which clients verify by CN fallback (internal PKIs and devices
-    /// still issue them); a server that sends a warning alert before its
-    /// ServerHello. Only libraries that can negotiate a path's group,
-    /// keep its session and verify its leaf have it (the registry asks each).
-    pub const REAL_WORLD: [Handshake; 12] = [
+    /// still issue them); a server named by an IP address, whose leaf's only
+    /// subjectAltName is `IP:127.0.0.1`, which clients connect to and verify
+    /// without sending SNI (RFC 6066 section 3); a server that sends a
+    /// warning alert before its ServerHello. Only libraries that can
+    /// negotiate a path's group, keep its session and verify its leaf have it
+    /// (the registry asks each).
+    pub const REAL_WORLD: [Handshake; 13] = [
         Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13).on(NamedGroup::X25519MlKem768),
         Handshake {
             client_auth: true,
@@ -393,6 +396,7 @@ impl Handshake {
         },
         Handshake::full(Pki::Rsa4096, TlsVersion::Tls12).on(NamedGroup::Ffdhe2048),
         Handshake::full(Pki::EcdsaP256CnOnly, TlsVersion::Tls13),
+        Handshake::full(Pki::EcdsaP256IpSan, TlsVersion::Tls13),
         Handshake {
             warning: true,
             ..Handshake::full(Pki::EcdsaP256, TlsVersion::Tls13)
@@ -927,6 +931,7 @@ mod tests {
                 "session_resumption_cache",
                 "handshake_tls12_rsa4096_ffdhe2048",
                 "handshake_ecdsa_p256_cn_only",
+                "handshake_ecdsa_p256_ip_san",
                 "handshake_ecdsa_p256_after_warning",
             ]
         );

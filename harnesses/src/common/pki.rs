@@ -15,12 +15,56 @@
 //! published on purpose. No harness loads a system trust store: a verifying
 //! side trusts exactly its PKI's CA.
 
+use std::net::IpAddr;
+
+use ::rustls::pki_types::{CertificateDer, ServerName};
+use regress_measure::HarnessError;
+
+use super::error::{ensure, Context as _};
 use super::pins::SignatureScheme;
 
-/// The name the server leaves are issued for (their only SAN,
-/// `DNS:localhost`), the name clients send as SNI and verify, and the only
-/// name a verify-host callback accepts.
+/// The name the server leaves (all but [`Pki::EcdsaP256IpSan`]'s) are issued
+/// for (their only SAN, `DNS:localhost`), the name clients send as SNI and
+/// verify, and the only name a verify-host callback accepts.
 pub const SERVER_NAME: &str = "localhost";
+
+/// The address the IP-named server leaf is issued for (its only SAN,
+/// `IP:127.0.0.1`, [`Pki::EcdsaP256IpSan`]): what its clients connect to and
+/// verify, as text (how s2n-tls hands it to a verify-host callback).
+pub const SERVER_IP: &str = "127.0.0.1";
+
+/// What a client connects to: the name or address it verifies the server's
+/// leaf against, and sends as SNI if it is a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Host {
+    /// A DNS name: sent as SNI, matched against the leaf's DNS names (or,
+    /// for a leaf without any, its subject's CN).
+    Dns(&'static str),
+    /// An IP address, as text: matched against the leaf's IP addresses, and
+    /// never sent as SNI (RFC 6066 section 3 allows host names only).
+    Ip(&'static str),
+}
+
+impl Host {
+    /// `localhost`, what every leaf but the IP-named one is issued for.
+    pub const LOCALHOST: Host = Host::Dns(SERVER_NAME);
+
+    /// The name or address, as text.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Host::Dns(name) | Host::Ip(name) => name,
+        }
+    }
+
+    /// The SNI a client connecting to it sends: its name, or none for an
+    /// address.
+    pub const fn sni(self) -> Option<&'static str> {
+        match self {
+            Host::Dns(name) => Some(name),
+            Host::Ip(_) => None,
+        }
+    }
+}
 
 /// One of the two test PKIs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,6 +90,11 @@ pub enum Pki {
     /// [`IDENTITY`]): what a server that authorizes clients by such an
     /// extension reads. Same CA and server leaf as [`Pki::EcdsaP256`].
     EcdsaP256ClientId,
+    /// The ECDSA P-256 laboratory PKI with a server leaf for an IP address:
+    /// its only subjectAltName is `IP:127.0.0.1` ([`SERVER_IP`]), no DNS
+    /// name, so its clients connect to and verify that address, and send no
+    /// SNI. Same CA and client identity as [`Pki::EcdsaP256`].
+    EcdsaP256IpSan,
 }
 
 /// The private extension of [`Pki::EcdsaP256ClientId`]'s client leaf: an
@@ -68,7 +117,8 @@ impl Pki {
     pub const WEB: [Pki; 2] = [Pki::WebRsa2048, Pki::WebEcdsaP256];
 
     /// How paths name it: `rsa4096`, `ecdsa_p256`, `web_rsa2048`,
-    /// `web_ecdsa_p256`, `ecdsa_p256_cn_only`, `ecdsa_p256_client_id`.
+    /// `web_ecdsa_p256`, `ecdsa_p256_cn_only`, `ecdsa_p256_client_id`,
+    /// `ecdsa_p256_ip_san`.
     pub const fn label(self) -> &'static str {
         match self {
             Pki::Rsa4096 => "rsa4096",
@@ -77,6 +127,23 @@ impl Pki {
             Pki::WebEcdsaP256 => "web_ecdsa_p256",
             Pki::EcdsaP256CnOnly => "ecdsa_p256_cn_only",
             Pki::EcdsaP256ClientId => "ecdsa_p256_client_id",
+            Pki::EcdsaP256IpSan => "ecdsa_p256_ip_san",
+        }
+    }
+
+    /// Whether the server leaf names an IP address (its only
+    /// subjectAltName), not a host name.
+    pub const fn names_server_by_ip(self) -> bool {
+        matches!(self, Pki::EcdsaP256IpSan)
+    }
+
+    /// What a client of this PKI's server connects to and verifies:
+    /// [`SERVER_IP`] for the IP-named leaf, `localhost` for every other.
+    pub const fn host(self) -> Host {
+        if self.names_server_by_ip() {
+            Host::Ip(SERVER_IP)
+        } else {
+            Host::LOCALHOST
         }
     }
 
@@ -98,9 +165,11 @@ impl Pki {
     pub const fn signature_scheme(self) -> SignatureScheme {
         match self {
             Pki::Rsa4096 | Pki::WebRsa2048 => SignatureScheme::RsaPssRsaeSha256,
-            Pki::EcdsaP256 | Pki::WebEcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256ClientId => {
-                SignatureScheme::EcdsaSecp256r1Sha256
-            }
+            Pki::EcdsaP256
+            | Pki::WebEcdsaP256
+            | Pki::EcdsaP256CnOnly
+            | Pki::EcdsaP256ClientId
+            | Pki::EcdsaP256IpSan => SignatureScheme::EcdsaSecp256r1Sha256,
         }
     }
 
@@ -109,7 +178,10 @@ impl Pki {
     pub const fn ca_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/ca.pem"),
-            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256ClientId => {
+            Pki::EcdsaP256
+            | Pki::EcdsaP256CnOnly
+            | Pki::EcdsaP256ClientId
+            | Pki::EcdsaP256IpSan => {
                 include_bytes!("../../certs/ecdsa-ca.pem")
             }
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-root.pem"),
@@ -117,7 +189,8 @@ impl Pki {
         }
     }
 
-    /// The chain the server sends, PEM: its leaf for `localhost`, then the
+    /// The chain the server sends, PEM: its leaf for `localhost` (or
+    /// [`SERVER_IP`], [`Pki::host`]), then the
     /// CA (laboratory) or the intermediate (web; the root is not sent).
     pub const fn server_chain_pem(self) -> &'static [u8] {
         match self {
@@ -126,6 +199,7 @@ impl Pki {
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.pem"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.pem"),
             Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-cn-leaf.pem"),
+            Pki::EcdsaP256IpSan => include_bytes!("../../certs/ecdsa-ip-leaf.pem"),
         }
     }
 
@@ -137,6 +211,7 @@ impl Pki {
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.key"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.key"),
             Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-cn-leaf.key"),
+            Pki::EcdsaP256IpSan => include_bytes!("../../certs/ecdsa-ip-leaf.key"),
         }
     }
 
@@ -147,7 +222,7 @@ impl Pki {
     pub const fn client_chain_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.pem"),
-            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => {
+            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256IpSan => {
                 include_bytes!("../../certs/client-ecdsa.pem")
             }
             Pki::EcdsaP256ClientId => include_bytes!("../../certs/client-ecdsa-id.pem"),
@@ -159,7 +234,7 @@ impl Pki {
     pub const fn client_key_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.key"),
-            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly => {
+            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256IpSan => {
                 include_bytes!("../../certs/client-ecdsa.key")
             }
             Pki::EcdsaP256ClientId => include_bytes!("../../certs/client-ecdsa-id.key"),
@@ -172,11 +247,44 @@ impl Pki {
     pub const fn other(self) -> Pki {
         match self {
             Pki::Rsa4096 => Pki::EcdsaP256,
-            Pki::EcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256ClientId => Pki::Rsa4096,
+            Pki::EcdsaP256
+            | Pki::EcdsaP256CnOnly
+            | Pki::EcdsaP256ClientId
+            | Pki::EcdsaP256IpSan => Pki::Rsa4096,
             Pki::WebRsa2048 => Pki::WebEcdsaP256,
             Pki::WebEcdsaP256 => Pki::WebRsa2048,
         }
     }
+}
+
+/// Checks that the server leaf `leaf_der` (DER, as a client received it)
+/// names what `pki`'s clients connect to, in the form they connect by:
+/// the IP-named PKI's leaf is valid for [`SERVER_IP`] and not for
+/// `localhost` (an IP address among its subjectAltNames, no DNS name that
+/// matches); every other PKI's leaf is not valid for [`SERVER_IP`] (no IP
+/// address). Matched as rustls-webpki matches subjectAltNames (never the
+/// CN), which parses without global state: every library's check can call
+/// it, outside any count.
+pub fn check_leaf_names(pki: Pki, leaf_der: &[u8]) -> Result<(), HarnessError> {
+    let der = CertificateDer::from(leaf_der);
+    let leaf = ::webpki::EndEntityCert::try_from(&der).context("parsing the server's leaf")?;
+    let ip: IpAddr = SERVER_IP.parse().context("parsing the server's address")?;
+    let localhost = ServerName::try_from(SERVER_NAME).context("the server name")?;
+    let for_ip = leaf
+        .verify_is_valid_for_subject_name(&ServerName::from(ip))
+        .is_ok();
+    let for_localhost = leaf.verify_is_valid_for_subject_name(&localhost).is_ok();
+    let by_ip = pki.names_server_by_ip();
+    ensure(for_ip == by_ip, || {
+        format!(
+            "the server's leaf is {}valid for {SERVER_IP}, and the path's PKI {} its server by IP address",
+            if for_ip { "" } else { "not " },
+            if by_ip { "names" } else { "does not name" }
+        )
+    })?;
+    ensure(!(by_ip && for_localhost), || {
+        format!("the IP-named server leaf is also valid for {SERVER_NAME}")
+    })
 }
 
 /// A PKI's PEM files, copied from the binary to the heap.
@@ -250,6 +358,44 @@ mod tests {
         }
         assert_eq!(Pki::Rsa4096.other(), Pki::EcdsaP256);
         assert_eq!(Pki::EcdsaP256.other(), Pki::Rsa4096);
+    }
+
+    /// The DER of `pki`'s server leaf (the first certificate of its chain).
+    fn leaf_der(pki: Pki) -> Vec<u8> {
+        use ::rustls::pki_types::pem::PemObject;
+        CertificateDer::pem_slice_iter(pki.server_chain_pem())
+            .next()
+            .expect("a certificate")
+            .expect("PEM")
+            .to_vec()
+    }
+
+    /// The IP-named PKI is the laboratory ECDSA one but for its server leaf,
+    /// and its host is an address that parses; every other PKI's host is
+    /// `localhost`, sent as SNI.
+    #[test]
+    fn the_ip_named_pki_connects_to_an_address() {
+        let pki = Pki::EcdsaP256IpSan;
+        assert_eq!(pki.host(), Host::Ip(SERVER_IP));
+        assert_eq!(pki.host().sni(), None);
+        assert_eq!(
+            SERVER_IP.parse::<std::net::IpAddr>(),
+            Ok(std::net::Ipv4Addr::LOCALHOST.into())
+        );
+        assert_eq!(pki.ca_pem(), Pki::EcdsaP256.ca_pem());
+        assert_eq!(pki.client_chain_pem(), Pki::EcdsaP256.client_chain_pem());
+        assert_ne!(pki.server_chain_pem(), Pki::EcdsaP256.server_chain_pem());
+        assert_eq!(count(pki.server_chain_pem(), "CERTIFICATE"), 2);
+        assert!(pki.server_chain_pem().ends_with(pki.ca_pem()));
+        check_leaf_names(pki, &leaf_der(pki)).expect("the IP leaf names its address");
+        assert!(check_leaf_names(Pki::EcdsaP256, &leaf_der(pki)).is_err());
+        assert!(check_leaf_names(pki, &leaf_der(Pki::EcdsaP256)).is_err());
+        assert!(check_leaf_names(pki, &leaf_der(Pki::EcdsaP256CnOnly)).is_err());
+        for other in Pki::ALL.into_iter().chain(Pki::WEB) {
+            check_leaf_names(other, &leaf_der(other)).expect("a leaf for localhost");
+            assert_eq!(other.host(), Host::LOCALHOST, "{other:?}");
+            assert_eq!(other.host().sni(), Some(SERVER_NAME), "{other:?}");
+        }
     }
 
     #[test]

@@ -33,7 +33,7 @@ use super::secrets;
 use super::{Add, ACCEPTED, REJECTED};
 use crate::common::error::{ensure, Context as _};
 use crate::common::pins::TlsVersion;
-use crate::common::pki::Pki;
+use crate::common::pki::{Host, Pki};
 use crate::openssl::context::Contexts;
 use crate::openssl::system;
 use crate::openssl::transport::Pair;
@@ -187,7 +187,13 @@ impl Harness for S2nCbcRecord {
         use crate::s2n_tls::config::{client_config, policy, server_config_with};
         let key = secrets::RSA_KEYS[0];
         Ok(S2nConfigs {
-            client: client_config(&policy(S2N_CBC_POLICY)?, Pki::Rsa4096, None, None)?,
+            client: client_config(
+                &policy(S2N_CBC_POLICY)?,
+                Pki::Rsa4096,
+                Host::LOCALHOST,
+                None,
+                None,
+            )?,
             server: server_config_with(
                 &policy(S2N_CBC_POLICY)?,
                 (key.chain_pem, key.key_pem),

@@ -20,7 +20,7 @@ use regress_measure::{Harness, HarnessError};
 
 use super::secrets::{self, RsaKey};
 use super::{Add, Control, OK};
-use crate::common::pki::{PemCopies, SERVER_NAME};
+use crate::common::pki::PemCopies;
 use crate::paths::{Handshake, Profile};
 use crate::tls::Tls;
 
@@ -56,7 +56,13 @@ impl ServerIdentity for crate::s2n_tls::tls::S2nTls {
         };
         let (client_policy, server_policy) = policies(profile)?;
         Ok(Configs {
-            client: client_config(&policy(client_policy)?, profile.pki, None, None)?,
+            client: client_config(
+                &policy(client_policy)?,
+                profile.pki,
+                profile.pki.host(),
+                None,
+                None,
+            )?,
             server: server_config_with(
                 &policy(server_policy)?,
                 (key.chain_pem, key.key_pem),
@@ -97,7 +103,7 @@ impl ServerIdentity for crate::openssl::tls::OpenSsl {
         crate::openssl::system::init()?;
         Ok(Contexts {
             server: server_context(profile, key.chain_pem, key.key_pem)?,
-            client: client_context(profile, profile.pki.ca_pem(), SERVER_NAME)?,
+            client: client_context(profile, profile.pki.ca_pem(), profile.pki.host())?,
             profile: *profile,
         })
     }

@@ -24,7 +24,7 @@ use crate::common::error::{ensure, Context as _};
 use crate::common::pins::{
     CipherSuite, Expected, NamedGroup, Negotiated, Seen, SignatureScheme, TlsVersion,
 };
-use crate::common::pki::{Pki, SERVER_NAME};
+use crate::common::pki::{Pki, SERVER_IP};
 use crate::paths::Profile;
 
 /// A handshake signature as OpenSSL reports it (type and digest).
@@ -103,7 +103,11 @@ fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
                 )
             })
         }
-        Pki::EcdsaP256 | Pki::WebEcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256ClientId => {
+        Pki::EcdsaP256
+        | Pki::WebEcdsaP256
+        | Pki::EcdsaP256CnOnly
+        | Pki::EcdsaP256ClientId
+        | Pki::EcdsaP256IpSan => {
             let curve = key.ec_key().ok().and_then(|ec| ec.group().curve_name());
             ensure(
                 key.id() == Id::EC && curve == Some(Nid::X9_62_PRIME256V1),
@@ -131,6 +135,37 @@ fn check_retry(profile: &Profile, expected: &Expected) -> Result<(), HarnessErro
             first_share.map_or("nothing", |group| group.name()),
             expected.pins.group.name(),
             expected.retried
+        )
+    })
+}
+
+/// Checks that the server's leaf names an IP address exactly when `pki`
+/// names its server by one: then its subjectAltNames are [`SERVER_IP`] alone
+/// (no DNS name); otherwise they hold no IP address.
+fn check_ip_names(pki: Pki, leaf: &X509Ref) -> Result<(), HarnessError> {
+    let names = leaf.subject_alt_names();
+    let names: Vec<_> = names.iter().flatten().collect();
+    let ips: Vec<&[u8]> = names.iter().filter_map(|name| name.ipaddress()).collect();
+    let dns = names.iter().filter(|name| name.dnsname().is_some()).count();
+    let address: std::net::IpAddr = SERVER_IP.parse().context("parsing the server's address")?;
+    let octets = match address {
+        std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
+        std::net::IpAddr::V6(v6) => v6.octets().to_vec(),
+    };
+    let ok = if pki.names_server_by_ip() {
+        ips == [octets.as_slice()] && dns == 0
+    } else {
+        ips.is_empty()
+    };
+    ensure(ok, || {
+        format!(
+            "the server's leaf has IP addresses {ips:?} and {dns} DNS names among its \
+             subjectAltNames; the path's PKI {} its server by IP address",
+            if pki.names_server_by_ip() {
+                "names"
+            } else {
+                "does not name"
+            }
         )
     })
 }
@@ -168,7 +203,9 @@ pub fn check_handshake(
     // handshake's SNI callback acknowledged it: none here.
     let servername = server.servername(NameType::HOST_NAME);
     let resumed_tls12 = expected.resumed && expected.pins.version == TlsVersion::Tls12;
-    let sni = (!resumed_tls12).then_some(SERVER_NAME);
+    // The client connected to the PKI's host: SNI `localhost`, none for an
+    // IP address.
+    let sni = profile.pki.host().sni().filter(|_| !resumed_tls12);
     ensure(servername == sni, || {
         format!("server saw SNI {servername:?}, expected {sni:?}")
     })?;
@@ -198,6 +235,8 @@ pub fn check_handshake(
             )
         },
     )?;
+    check_ip_names(profile.pki, &server_cert)?;
+    // With the host (or, on the IP path, the address alone) set to verify.
     ensure(client.verify_result() == X509VerifyResult::OK, || {
         format!("client's verification: {}", client.verify_result())
     })?;

@@ -7,7 +7,7 @@ use super::context::{client_context, server_context, Contexts};
 use super::system::{init, runtime_libraries};
 use super::transport::Pair;
 use crate::common::error::Context as _;
-use crate::common::pki::{PemCopies, SERVER_NAME};
+use crate::common::pki::{Host, PemCopies};
 use crate::paths::Handshake;
 
 /// Builds what an OpenSSL application needs to serve and to verify
@@ -62,7 +62,7 @@ impl Harness for ConfigBuild {
         let profile = Handshake::RSA4096.profile();
         Ok(Contexts {
             server: server_context(&profile, &pem.server_chain, &pem.server_key)?,
-            client: client_context(&profile, &pem.ca, SERVER_NAME)?,
+            client: client_context(&profile, &pem.ca, Host::LOCALHOST)?,
             profile,
         })
     }

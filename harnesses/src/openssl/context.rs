@@ -13,7 +13,7 @@ use regress_measure::HarnessError;
 use super::system::init;
 use crate::common::error::Context as _;
 use crate::common::pins::{NamedGroup, TlsVersion};
-use crate::common::pki::SERVER_NAME;
+use crate::common::pki::Host;
 use crate::common::time::FIXED_UNIX_SECS;
 use crate::paths::{Profile, Resumption};
 
@@ -175,22 +175,30 @@ pub fn server_context(
 }
 
 /// The client context: verifies the server against `ca_pem` alone and
-/// checks the host name `host` (`X509_VERIFY_PARAM_set1_host`); with client
+/// checks `host`: a host name (`X509_VERIFY_PARAM_set1_host`) or an IP
+/// address (`X509_VERIFY_PARAM_set1_ip`, no host name); with client
 /// authentication, it presents the profile's client certificate.
 pub fn client_context(
     profile: &Profile,
     ca_pem: &[u8],
-    host: &str,
+    host: Host,
 ) -> Result<SslContext, HarnessError> {
     let mut builder = base_builder(profile, &profile.client_groups())?;
     builder
         .set_verify_cert_store(trust_store(ca_pem)?)
         .context("setting the client's verify store")?;
     builder.set_verify(SslVerifyMode::PEER);
-    builder
-        .verify_param_mut()
-        .set_host(host)
-        .context("setting the host to verify")?;
+    let param = builder.verify_param_mut();
+    match host {
+        Host::Dns(name) => param.set_host(name).context("setting the host to verify")?,
+        Host::Ip(address) => param
+            .set_ip(
+                address
+                    .parse()
+                    .context("parsing the IP address to verify")?,
+            )
+            .context("setting the IP address to verify")?,
+    }
     if profile.client_auth {
         load_identity(
             &mut builder,
@@ -220,7 +228,7 @@ impl Contexts {
         let pki = profile.pki;
         Ok(Contexts {
             server: server_context(profile, pki.server_chain_pem(), pki.server_key_pem())?,
-            client: client_context(profile, profile.trusted_ca().ca_pem(), SERVER_NAME)?,
+            client: client_context(profile, profile.trusted_ca().ca_pem(), profile.pki.host())?,
             profile: *profile,
         })
     }

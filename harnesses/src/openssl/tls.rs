@@ -130,7 +130,7 @@ mod tests {
 
     use super::*;
     use crate::common::pins::Cipher;
-    use crate::common::pki::{Pki, SERVER_NAME};
+    use crate::common::pki::{Host, Pki, SERVER_IP};
     use crate::openssl::context::{client_context, server_context};
     use crate::paths::Handshake;
     use crate::tls::handshake::FullHandshake;
@@ -161,7 +161,8 @@ mod tests {
     fn handshake_fails_for_another_host() {
         let contexts = with_client(
             |profile| {
-                client_context(profile, Pki::Rsa4096.ca_pem(), "example.com").expect("client")
+                client_context(profile, Pki::Rsa4096.ca_pem(), Host::Dns("example.com"))
+                    .expect("client")
             },
             false,
         );
@@ -184,18 +185,60 @@ mod tests {
         let pki = profile.pki;
         let server =
             server_context(&profile, pki.server_chain_pem(), pki.server_key_pem()).expect("server");
-        for (host, accepted) in [(SERVER_NAME, true), ("example.com", false)] {
+        for (host, accepted) in [(Host::LOCALHOST, true), (Host::Dns("example.com"), false)] {
             let contexts = Contexts {
                 client: client_context(&profile, pki.ca_pem(), host).expect("client"),
                 server: server.clone(),
                 profile,
             };
             let mut pair = Pair::new(&contexts, None).expect("pair");
-            assert_eq!(pair.handshake().is_ok(), accepted, "{host}");
+            assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
         }
         let (_, cn_only) = testing::one_run::<OpenSsl>(path);
         let san = Handshake::full(Pki::EcdsaP256, path.version);
         assert!(check_handshake(&cn_only, &san.profile(), &san.expected()).is_err());
+    }
+
+    /// The IP-SAN path verifies the address (`X509_VERIFY_PARAM_set1_ip`): a
+    /// client expecting 127.0.0.1 accepts the leaf, one expecting 127.0.0.2
+    /// or the host `localhost` rejects it; the client sends no SNI; and the
+    /// laboratory ECDSA path's check fails the IP-SAN handshake.
+    #[test]
+    fn an_ip_san_leaf_is_verified_by_its_address() {
+        let path = Handshake::REAL_WORLD[11];
+        assert!(path.pki.names_server_by_ip(), "{path}");
+        let profile = path.profile();
+        let pki = profile.pki;
+        let server =
+            server_context(&profile, pki.server_chain_pem(), pki.server_key_pem()).expect("server");
+        for (host, accepted) in [
+            (Host::Ip(SERVER_IP), true),
+            (Host::Ip("127.0.0.2"), false),
+            (Host::LOCALHOST, false),
+        ] {
+            let contexts = Contexts {
+                client: client_context(&profile, pki.ca_pem(), host).expect("client"),
+                server: server.clone(),
+                profile,
+            };
+            let mut pair = Pair::new(&contexts, None).expect("pair");
+            assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
+            if accepted {
+                check_handshake(&pair, &profile, &path.expected()).expect("the IP-SAN path");
+            } else {
+                assert_eq!(
+                    pair.client.ssl().verify_result().as_raw(),
+                    match host {
+                        Host::Ip(_) => openssl_sys::X509_V_ERR_IP_ADDRESS_MISMATCH,
+                        Host::Dns(_) => openssl_sys::X509_V_ERR_HOSTNAME_MISMATCH,
+                    },
+                    "{host:?}"
+                );
+            }
+        }
+        let (_, ip_san) = testing::one_run::<OpenSsl>(path);
+        let san = Handshake::full(Pki::EcdsaP256, path.version);
+        assert!(check_handshake(&ip_san, &san.profile(), &san.expected()).is_err());
     }
 
     /// The client really verifies the chain: trusting only the ECDSA CA, it
@@ -204,7 +247,7 @@ mod tests {
     fn handshake_fails_with_the_wrong_ca() {
         let contexts = with_client(
             |profile| {
-                client_context(profile, Pki::EcdsaP256.ca_pem(), SERVER_NAME).expect("client")
+                client_context(profile, Pki::EcdsaP256.ca_pem(), Host::LOCALHOST).expect("client")
             },
             false,
         );
@@ -216,7 +259,9 @@ mod tests {
     #[test]
     fn mtls_server_rejects_a_client_without_certificate() {
         let contexts = with_client(
-            |profile| client_context(profile, Pki::Rsa4096.ca_pem(), SERVER_NAME).expect("client"),
+            |profile| {
+                client_context(profile, Pki::Rsa4096.ca_pem(), Host::LOCALHOST).expect("client")
+            },
             true,
         );
         let mut pair = Pair::new(&contexts, None).expect("pair");

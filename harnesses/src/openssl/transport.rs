@@ -14,7 +14,6 @@ use regress_measure::HarnessError;
 
 use super::context::Contexts;
 use crate::common::error::Context as _;
-use crate::common::pki::SERVER_NAME;
 use crate::common::transport::{self, Endpoint, MAX_HANDSHAKE_ROUNDS};
 use crate::tls::sides::{creating, Sides};
 use regress_measure::parts::Side;
@@ -30,14 +29,18 @@ pub struct Pair {
 
 impl Pair {
     /// A fresh client and server on `contexts`, joined, nothing sent yet.
-    /// The client sends SNI `localhost` and, with `session`, offers that
-    /// session.
+    /// The client connects to the profile's host
+    /// ([`Pki::host`](crate::common::pki::Pki::host)): it sends SNI
+    /// `localhost`, or none for an IP address (RFC 6066 section 3); with
+    /// `session`, it offers that session.
     pub fn new(contexts: &Contexts, session: Option<&SslSessionRef>) -> Result<Pair, HarnessError> {
         let mut client = creating(Side::Client, || Ssl::new(&contexts.client))
             .context("creating the client SSL")?;
-        client
-            .set_hostname(SERVER_NAME)
-            .context("setting the server name")?;
+        if let Some(name) = contexts.profile.pki.host().sni() {
+            client
+                .set_hostname(name)
+                .context("setting the server name")?;
+        }
         if let Some(session) = session {
             // SAFETY: `set_session` is unsafe because the session must come
             // from a context compatible with this one; it was obtained by a

@@ -5,7 +5,8 @@
 //! handshake signatures come from the verifiers' logs ([`super::verify`]).
 //! [`check_handshake`] adds what only rustls reports: the handshake kind
 //! (a HelloRetryRequest exactly where the path has one), the SNI the server saw, what the server queued
-//! after the handshake, and the chains each side received.
+//! after the handshake, the chains each side received, and that the
+//! server's leaf names the host the client connected to, in its form.
 
 use regress_measure::HarnessError;
 
@@ -16,7 +17,7 @@ use crate::common::error::ensure;
 use crate::common::pins::{
     CipherSuite, Expected, NamedGroup, Negotiated, Seen, SignatureScheme, TlsVersion,
 };
-use crate::common::pki::SERVER_NAME;
+use crate::common::pki::check_leaf_names;
 
 /// One side's version, suite, group and handshake kind.
 fn negotiated(
@@ -100,9 +101,12 @@ pub fn check_handshake(
 ) -> Result<(), HarnessError> {
     check_kind(pair, expected.resumed, expected.retried)?;
     expected.check(&both_sides(configs, pair, true))?;
+    // The client connected to the PKI's host: SNI `localhost`, none for an
+    // IP address.
     let sni = api::sni(&pair.server);
-    ensure(sni == Some(SERVER_NAME), || {
-        format!("server saw SNI {sni:?}, expected {SERVER_NAME:?}")
+    let host_sni = configs.profile.pki.host().sni();
+    ensure(sni == host_sni, || {
+        format!("server saw SNI {sni:?}, expected {host_sni:?}")
     })?;
     // A TLS 1.2 server sends its ticket within the handshake.
     let tickets =
@@ -127,6 +131,13 @@ pub fn check_handshake(
     ensure(received.as_ref() == Some(&configs.server_chain), || {
         "the client did not receive the test server chain".into()
     })?;
+    // The client's verifier accepted that leaf for the configs' server name
+    // (an IP address on the IP-named path), which it names.
+    let leaf = configs
+        .server_chain
+        .first()
+        .ok_or("the test server chain is empty")?;
+    check_leaf_names(configs.profile.pki, leaf)?;
     let received = api::peer_chain(pair.server.outputs());
     if expected.client_auth {
         ensure(received.as_ref() == Some(&configs.client_chain), || {

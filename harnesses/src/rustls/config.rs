@@ -20,7 +20,7 @@ use super::transport::{Accepting, Pair};
 use super::verify::{NotingClientVerifier, NotingServerVerifier};
 use crate::common::error::{ensure, Context as _};
 use crate::common::pins::{Pins, TlsVersion};
-use crate::common::pki::{PemCopies, SERVER_NAME};
+use crate::common::pki::{Host, PemCopies};
 use crate::common::time::FIXED_UNIX_SECS;
 use crate::paths::{Profile, Resumption as Sessions};
 use crate::tls::sides::creating;
@@ -208,6 +208,22 @@ pub fn client_resumption(store: Arc<dyn ClientSessionStore>, version: TlsVersion
     Resumption::store(store).tls12_resumption(tls12)
 }
 
+/// The name a client connects to `host` by: a DNS name (sent as SNI), or
+/// an IP address (`ServerName::IpAddress`, for which rustls sends no SNI).
+pub fn server_name(host: Host) -> Result<ServerName<'static>, HarnessError> {
+    Ok(match host {
+        Host::Dns(name) => ServerName::try_from(name)
+            .context("the server name")?
+            .to_owned(),
+        Host::Ip(address) => ServerName::IpAddress(
+            address
+                .parse::<std::net::IpAddr>()
+                .context("the server's IP address")?
+                .into(),
+        ),
+    })
+}
+
 /// A client and a server config built for one path, in `Arc`s shared by
 /// all its connections (as a server does: a fresh config per handshake
 /// would count key parsing and precomputation as part of the handshake),
@@ -269,9 +285,7 @@ impl Configs {
             server,
             server_verifier,
             client_verifier,
-            server_name: ServerName::try_from(SERVER_NAME)
-                .context("the server name")?
-                .to_owned(),
+            server_name: server_name(profile.pki.host())?,
             profile: *profile,
             server_chain: parse_chain(&pem.server_chain)?,
             client_chain: if profile.client_auth {

@@ -123,10 +123,11 @@ mod tests {
 
     use super::*;
     use crate::common::pins::Cipher;
-    use crate::common::pki::{PemCopies, Pki};
+    use crate::common::pki::{Host, PemCopies, Pki, SERVER_IP};
     use crate::paths::{Handshake, Record};
+    use crate::rustls::api;
     use crate::rustls::api::pki_types::ServerName;
-    use crate::rustls::config::{client_config, Pinned};
+    use crate::rustls::config::{client_config, server_name, Pinned};
     use crate::tls::handshake::FullHandshake;
     use crate::tls::testing;
 
@@ -181,6 +182,39 @@ mod tests {
         let accepting = configs.accept().expect("accept");
         let mut pair = accepting.connect(&configs.client, name).expect("client");
         assert!(pair.handshake().is_err());
+    }
+
+    /// The IP-SAN path verifies the address (`ServerName::IpAddress`): a
+    /// client connecting to 127.0.0.1 accepts the leaf and sends no SNI, one
+    /// connecting to 127.0.0.2 or `localhost` rejects it; and the check of
+    /// the laboratory ECDSA handshake fails the IP-SAN handshake.
+    #[test]
+    fn an_ip_san_leaf_is_verified_by_its_address() {
+        let path = Handshake::REAL_WORLD[11];
+        assert!(path.pki.names_server_by_ip(), "{path}");
+        let configs = Configs::build(&path.profile(), None).expect("configs");
+        assert_eq!(
+            configs.server_name,
+            server_name(Host::Ip(SERVER_IP)).expect("name")
+        );
+        for (host, accepted) in [
+            (Host::Ip(SERVER_IP), true),
+            (Host::Ip("127.0.0.2"), false),
+            (Host::LOCALHOST, false),
+        ] {
+            let name = server_name(host).expect("name");
+            let accepting = configs.accept().expect("accept");
+            let mut pair = accepting.connect(&configs.client, name).expect("client");
+            assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
+            if accepted {
+                assert_eq!(api::sni(&pair.server), None, "no SNI for an address");
+            }
+        }
+        let (ip_configs, ip_san) = testing::one_run::<Rustls>(path);
+        check_handshake(&ip_configs, &ip_san, &path.expected()).expect("the IP-SAN path");
+        let san = Handshake::full(Pki::EcdsaP256, path.version);
+        let san_configs = Configs::build(&san.profile(), None).expect("configs");
+        assert!(check_handshake(&san_configs, &ip_san, &san.expected()).is_err());
     }
 
     /// An mTLS server rejects a client that presents no certificate.

@@ -25,7 +25,7 @@ use crate::common::error::{ensure, Context as _};
 use crate::common::pins::{
     CipherSuite, Expected, NamedGroup, Negotiated, Seen, SignatureScheme, TlsVersion,
 };
-use crate::common::pki::Pki;
+use crate::common::pki::{check_leaf_names, Pki};
 use crate::paths::Profile;
 
 /// What one side reports, in the shared vocabulary.
@@ -188,6 +188,13 @@ pub fn check_handshake(
             format!("bytes left in the transport after the handshake: {in_flight:?}")
         })?;
     }
+    // The client connected to the PKI's host: SNI `localhost`, none for an
+    // IP address.
+    let sni = pair.server.server_name();
+    let host_sni = profile.pki.host().sni();
+    ensure(sni == host_sni, || {
+        format!("server saw SNI {sni:?}, expected {host_sni:?}")
+    })?;
     if resumed {
         return Ok(());
     }
@@ -196,6 +203,18 @@ pub fn check_handshake(
     }
     let (server_chain, client_chain) = chains(profile.pki);
     check_chain(&pair.client, "server", &server_chain)?;
+    // The leaf the client validated names the host it connected to, in that
+    // form (an IP address on the IP-named path): its verify-host callback,
+    // which accepts that host alone, accepted it.
+    let validated = pair
+        .client
+        .peer_cert_chain()
+        .map_err(|error| format!("reading the server's validated chain: {error}"))?;
+    let leaf = ders(&validated)?
+        .into_iter()
+        .next()
+        .ok_or("the server's validated chain is empty")?;
+    check_leaf_names(profile.pki, &leaf)?;
     if expected.client_auth {
         ensure(pair.client.client_cert_used(), || {
             "the client did not send its certificate".to_owned()

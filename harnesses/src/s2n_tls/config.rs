@@ -15,7 +15,7 @@ use s2n_tls::security::Policy;
 
 use crate::common::error::Context as _;
 use crate::common::pins::{CipherSuite, NamedGroup};
-use crate::common::pki::{Pki, SERVER_NAME};
+use crate::common::pki::{Host, Pki, SERVER_NAME};
 use crate::common::time::{fixed_system_time, FIXED_UNIX_SECS};
 use crate::paths::Profile;
 
@@ -137,16 +137,24 @@ impl MonotonicClock for FixedMonotonicClock {
 
 /// Verify-host callback that accepts exactly one name.
 ///
-/// s2n-tls calls it for each DNS name in the peer's leaf certificate. The
-/// harnesses use [`AcceptHost::LOCALHOST`]: every test leaf (server and
-/// client) is for `localhost` only, so anything else means the wrong
-/// certificate was presented.
+/// s2n-tls calls it for each DNS name in the peer's leaf certificate, and
+/// for each IP address, as text (`s2n_inet_ntop`). The harnesses use
+/// [`AcceptHost::LOCALHOST`]: every test leaf (server and client) but the
+/// IP-named one is for `localhost` only, so anything else means the wrong
+/// certificate was presented; a client of the IP-named leaf accepts
+/// `127.0.0.1` alone ([`AcceptHost::of`] its PKI's [`Host`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AcceptHost(pub &'static str);
 
 impl AcceptHost {
     /// Accepts `localhost` and nothing else.
     pub const LOCALHOST: AcceptHost = AcceptHost(SERVER_NAME);
+
+    /// Accepts `host`'s name or address, as s2n-tls writes it, and nothing
+    /// else.
+    pub const fn of(host: Host) -> AcceptHost {
+        AcceptHost(host.as_str())
+    }
 }
 
 impl VerifyHostNameCallback for AcceptHost {
@@ -274,15 +282,16 @@ pub fn server_builder(
 }
 
 /// Client config: trusts `ca` (the PKI's CA, but for negative tests), accepts
-/// `localhost`; with `tickets`, asks for session tickets and hands them to
+/// `host` (the PKI's, [`Pki::host`]) alone; with `tickets`, asks for session tickets and hands them to
 /// the store; with `client_cert`, presents that PKI's client chain.
 pub fn client_config(
     policy: &Policy,
     ca: Pki,
+    host: Host,
     tickets: Option<TicketStore>,
     client_cert: Option<Pki>,
 ) -> Result<Config, HarnessError> {
-    client_builder(policy, ca, tickets, client_cert)?
+    client_builder(policy, ca, host, tickets, client_cert)?
         .build()
         .context("building the client config")
 }
@@ -291,6 +300,7 @@ pub fn client_config(
 pub fn client_builder(
     policy: &Policy,
     ca: Pki,
+    host: Host,
     tickets: Option<TicketStore>,
     client_cert: Option<Pki>,
 ) -> Result<config::Builder, HarnessError> {
@@ -298,7 +308,7 @@ pub fn client_builder(
     builder
         .trust_pem(ca.ca_pem())
         .context("trusting the test CA")?
-        .set_verify_host_callback(AcceptHost::LOCALHOST)
+        .set_verify_host_callback(AcceptHost::of(host))
         .context("setting the verify-host callback")?;
     if let Some(pki) = client_cert {
         builder
@@ -337,6 +347,7 @@ impl Configs {
         let mut client = client_builder(
             &policy(client_policy)?,
             profile.trusted_ca(),
+            profile.pki.host(),
             tickets.clone(),
             profile.client_auth.then_some(profile.pki),
         )?;

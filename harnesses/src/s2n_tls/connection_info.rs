@@ -103,7 +103,7 @@ impl InfoSetup {
         let profile = HANDSHAKE.profile();
         let pki = profile.pki;
         let pinned = policy(PINNED_POLICY)?;
-        let client = client_config(&pinned, pki, None, Some(pki))?;
+        let client = client_config(&pinned, pki, pki.host(), None, Some(pki))?;
         let noted = Box::new(AtomicPtr::new(ptr::null_mut()));
         let mut builder = server_builder(
             &pinned,

@@ -133,7 +133,7 @@ impl Tls for S2nTls {
 mod tests {
     use super::*;
     use crate::common::payload::RECORD_BYTES;
-    use crate::common::pki::Pki;
+    use crate::common::pki::{Host, Pki, SERVER_IP};
     use crate::paths::{Handshake, Library, Path};
     use crate::registry;
     use crate::s2n_tls::check::check_tls12_extras;
@@ -169,7 +169,8 @@ mod tests {
         no_ca
             .set_verify_host_callback(AcceptHost::LOCALHOST)
             .expect("callback");
-        let other_ca = client_config(&pinned, Pki::EcdsaP256, None, None).expect("client");
+        let other_ca =
+            client_config(&pinned, Pki::EcdsaP256, Host::LOCALHOST, None, None).expect("client");
         for (what, client) in [
             ("another name", other_name.build().expect("config")),
             ("no CA", no_ca.build().expect("config")),
@@ -189,7 +190,7 @@ mod tests {
     /// the handshake on the server's first alert.
     #[test]
     fn a_client_that_fails_on_warnings_fails_the_warning_path() {
-        let path = Handshake::REAL_WORLD[11];
+        let path = Handshake::REAL_WORLD[12];
         let alert = path
             .profile()
             .first_alert
@@ -230,15 +231,52 @@ mod tests {
         assert!(check_handshake(&cn_only, &san.profile(), &san.expected()).is_err());
     }
 
+    /// The IP-SAN path verifies the address: s2n-tls hands the leaf's IP
+    /// address to the verify-host callback as text, so a client expecting
+    /// 127.0.0.1 accepts the leaf, one expecting 127.0.0.2 or `localhost`
+    /// rejects it; the client sends no SNI; and the check of the laboratory
+    /// ECDSA handshake (a leaf for `localhost`, with SNI) fails the IP-SAN
+    /// handshake.
+    #[test]
+    fn an_ip_san_leaf_is_verified_by_its_address() {
+        let path = Handshake::REAL_WORLD[11];
+        assert!(path.pki.names_server_by_ip(), "{path}");
+        let configs = Configs::new(&path.profile()).expect("configs");
+        let pinned = policy(PINNED_POLICY).expect("policy");
+        for (host, accepted) in [
+            (Host::Ip(SERVER_IP), true),
+            (Host::Ip("127.0.0.2"), false),
+            (Host::LOCALHOST, false),
+        ] {
+            let client = client_config(&pinned, path.pki, host, None, None).expect("client");
+            let mut pair = Pair::connecting(&client, &configs.server, None, host).expect("pair");
+            assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
+            if accepted {
+                assert_eq!(pair.server.server_name(), None, "no SNI for an address");
+            }
+        }
+        let (_, ip_san) = testing::one_run::<S2nTls>(path);
+        check_handshake(&ip_san, &path.profile(), &path.expected()).expect("the IP-SAN path");
+        let san = Handshake::full(Pki::EcdsaP256, path.version);
+        assert!(check_handshake(&ip_san, &san.profile(), &san.expected()).is_err());
+    }
+
     /// The server really verifies the client certificate: a client from the
     /// other PKI, or one without a certificate, fails.
     #[test]
     fn mtls_fails_without_the_right_client_certificate() {
         let pinned = policy(PINNED_POLICY).expect("policy");
         let server = server_config(&pinned, Pki::EcdsaP256, false, true).expect("server");
-        let other_pki =
-            client_config(&pinned, Pki::EcdsaP256, None, Some(Pki::Rsa4096)).expect("client");
-        let anonymous = client_config(&pinned, Pki::EcdsaP256, None, None).expect("client");
+        let other_pki = client_config(
+            &pinned,
+            Pki::EcdsaP256,
+            Host::LOCALHOST,
+            None,
+            Some(Pki::Rsa4096),
+        )
+        .expect("client");
+        let anonymous =
+            client_config(&pinned, Pki::EcdsaP256, Host::LOCALHOST, None, None).expect("client");
         for (what, client) in [("other PKI", other_pki), ("no certificate", anonymous)] {
             let mut pair = Pair::with_configs(&client, &server, None).expect("pair");
             assert!(pair.handshake().is_err(), "{what}");

@@ -19,7 +19,7 @@ use s2n_tls::enums::{Blinding, Mode};
 
 use super::config::Configs;
 use crate::common::error::Context as _;
-use crate::common::pki::SERVER_NAME;
+use crate::common::pki::Host;
 use crate::common::transport::{self, Endpoint, MAX_HANDSHAKE_ROUNDS};
 use crate::tls::sides::{creating, Sides};
 use regress_measure::parts::Side;
@@ -49,8 +49,9 @@ impl std::fmt::Debug for Pair {
 
 impl Pair {
     /// A fresh client and server on `configs`, joined, nothing sent yet.
-    /// The client sends SNI `localhost` and, with `session`, offers that
-    /// session. Both use self-service blinding: with s2n-tls's built-in
+    /// The client connects to its PKI's host ([`Pki::host`](crate::common::pki::Pki::host)):
+    /// it sends SNI `localhost`, or none for an IP address; with `session`, it
+    /// offers that session. Both use self-service blinding: with s2n-tls's built-in
     /// blinding a failed handshake sleeps 10-30 s inside the failing call;
     /// self-service leaves the delay to the caller, changes nothing on a
     /// successful path, and makes the negative tests fast.
@@ -62,14 +63,31 @@ impl Pair {
     /// write was three records there: 8,087 + 8,087 + 210 bytes of
     /// plaintext). Set here so that every version writes the same records.
     pub fn new(configs: &Configs, session: Option<&[u8]>) -> Result<Pair, HarnessError> {
-        Pair::with_configs(&configs.client, &configs.server, session)
+        Pair::connecting(
+            &configs.client,
+            &configs.server,
+            session,
+            configs.profile.pki.host(),
+        )
     }
 
-    /// [`Pair::new`] with any two configs (negative tests mix them).
+    /// [`Pair::new`] with any two configs (negative tests mix them), the
+    /// client connecting to `localhost`.
     pub fn with_configs(
         client_config: &s2n_tls::config::Config,
         server_config: &s2n_tls::config::Config,
         session: Option<&[u8]>,
+    ) -> Result<Pair, HarnessError> {
+        Pair::connecting(client_config, server_config, session, Host::LOCALHOST)
+    }
+
+    /// [`Pair::with_configs`] with the client connecting to `host`: SNI its
+    /// name, none for an address (RFC 6066 section 3).
+    pub fn connecting(
+        client_config: &s2n_tls::config::Config,
+        server_config: &s2n_tls::config::Config,
+        session: Option<&[u8]>,
+        host: Host,
     ) -> Result<Pair, HarnessError> {
         let mut client = creating(Side::Client, || {
             client_config.build_connection(Mode::Client)
@@ -79,9 +97,12 @@ impl Pair {
             .set_blinding(Blinding::SelfService)
             .context("setting client blinding")?
             .prefer_throughput()
-            .context("preferring throughput on the client")?
-            .set_server_name(SERVER_NAME)
-            .context("setting the server name")?;
+            .context("preferring throughput on the client")?;
+        if let Some(name) = host.sni() {
+            client
+                .set_server_name(name)
+                .context("setting the server name")?;
+        }
         if let Some(session) = session {
             client
                 .set_session_ticket(session)
