@@ -291,6 +291,8 @@ else
     cp "$work/$identity.key" "$out_dir/$identity.key"
     chmod 0644 "$out_dir/$identity.key"
     echo "wrote $identity ($identity_oid = $identity_value), signed by ecdsa-ca"
+fi
+
 # A server leaf that names an IP address, 127.0.0.1, as its only
 # subjectAltName (no DNS name), under the ECDSA P-256 CA above: what a client
 # that connects to an address verifies (and sends no SNI for, RFC 6066
