@@ -21,18 +21,28 @@ use crate::common::pki::PemCopies;
 use crate::paths::Profile;
 use crate::tls::defaults::{self, Defaults, DEFAULTS_PKI};
 
+/// The TLS 1.3 suite the default provider lists first: rustls 0.23's
+/// aws-lc-rs provider puts TLS_AES_256_GCM_SHA384 first (on a machine with
+/// AES-NI), the 0.24 generation's `rustls-aws-lc-rs` puts
+/// TLS_AES_128_GCM_SHA256 first (its `DEFAULT_TLS13_CIPHER_SUITES`).
+const DEFAULT_SUITE: CipherSuite = if cfg!(feature = "rustls-0-24") {
+    CipherSuite::Tls13Aes128GcmSha256
+} else {
+    CipherSuite::Tls13Aes256GcmSha384
+};
+
 impl Defaults for Rustls {
     /// rustls 0.23.46 with aws-lc-rs and its default feature
     /// `prefer-post-quantum` (which `harnesses/Cargo.toml` turns on, as
-    /// rustls's default features do): TLS 1.3, TLS_AES_256_GCM_SHA384 (its
-    /// first suite on a machine with AES-NI), X25519MLKEM768; the server
-    /// sends TLS 1.3 tickets from its in-memory session cache after the
-    /// handshake.
+    /// rustls's default features do): TLS 1.3, [`DEFAULT_SUITE`],
+    /// X25519MLKEM768; the server sends TLS 1.3 tickets from its in-memory
+    /// session cache after the handshake. The 0.24 generation differs in
+    /// the suite only.
     fn defaults() -> Profile {
         defaults::profile(
             Pins {
                 version: TlsVersion::Tls13,
-                suite: CipherSuite::Tls13Aes256GcmSha384,
+                suite: DEFAULT_SUITE,
                 group: NamedGroup::X25519MlKem768,
                 scheme: DEFAULTS_PKI.signature_scheme(),
             },
