@@ -93,6 +93,18 @@ pub enum SourceError {
         reason: String,
     },
 
+    #[error(
+        "refusing an untracked file from {repo}: {path} is {mib} MiB, more than the {limit_mib} \
+         MiB an untracked file of an exported working tree may have.\n  \
+         Move it out of the checkout, add it to .gitignore, or compare a commit instead."
+    )]
+    OversizedUntracked {
+        repo: PathBuf,
+        path: String,
+        mib: u64,
+        limit_mib: u64,
+    },
+
     #[error("`{command}` failed ({status}): {stderr}")]
     Git {
         command: String,

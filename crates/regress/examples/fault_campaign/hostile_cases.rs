@@ -141,6 +141,12 @@ fn symlink_cases() -> Vec<Case> {
             linked_s2n,
         ),
         case(
+            "export: a 300 MiB untracked file in the library's working tree (diff --library)",
+            2,
+            "more than the 256 MiB an untracked file",
+            oversized_untracked,
+        ),
+        case(
             "symlink: perf_outputs/diff/.previous links outside (diff)",
             2,
             "is a symlink",
@@ -205,9 +211,32 @@ fn symlink_cases() -> Vec<Case> {
 /// wants): `regress diff --library` must refuse it and change nothing there.
 fn linked_s2n(w: &World, t: &Tools) -> Played {
     let outside = w.outside();
-    std::fs::write(outside.join("build.rs"), "fn main() {}\n").expect("write");
-    std::fs::create_dir_all(outside.join("lib/tls")).expect("mkdir");
-    std::fs::write(outside.join("lib/tls/s2n.c"), "precious\n").expect("write");
+    sys_crate(&outside);
+    let repo = s2n_checkout(w, |sys| {
+        // Absolute: it points outside wherever the tree is exported to.
+        std::os::unix::fs::symlink(&outside, sys).expect("link");
+    });
+    diff_library(w, t, &repo, &["HEAD~1", "HEAD"])
+}
+
+/// What the layout check wants of `s2n-tls-sys`: its manifest, a build
+/// script, the C sources under `lib/` and generated bindings.
+fn sys_crate(dir: &Path) {
+    std::fs::create_dir_all(dir.join("lib/tls")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+    std::fs::write(dir.join("build.rs"), "fn main() {}\n").expect("write");
+    std::fs::write(dir.join("lib/tls/s2n.c"), "precious\n").expect("write");
+    std::fs::write(dir.join("src/api.rs"), "// generated\n").expect("write");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"s2n-tls-sys\"\nversion = \"0.3.47\"\n",
+    )
+    .expect("write");
+}
+
+/// An s2n-tls checkout in s2n-tls's layout with two commits (the second
+/// changes `tls/x.c`); `sys` makes its `bindings/rust/extended/s2n-tls-sys`.
+fn s2n_checkout(w: &World, sys: impl FnOnce(&Path)) -> PathBuf {
     let repo = w.root.join("s2n");
     for dir in [
         "api",
@@ -230,29 +259,58 @@ fn linked_s2n(w: &World, t: &Tools) -> Played {
         "[package]\nname = \"s2n-tls\"\nversion = \"0.3.47\"\n",
     )
     .expect("write");
-    // Absolute: it points outside wherever the tree is exported to.
-    std::os::unix::fs::symlink(&outside, bindings.join("s2n-tls-sys")).expect("link");
+    sys(&bindings.join("s2n-tls-sys"));
     super::world::git(&repo, &["init", "-q", "-b", "main"]);
     super::world::git(&repo, &["add", "-A"]);
     super::world::git(&repo, &["commit", "-q", "-m", "base"]);
     std::fs::write(repo.join("tls/x.c"), "y\n").expect("write");
     super::world::git(&repo, &["commit", "-q", "-am", "head"]);
+    repo
+}
+
+/// `regress diff --library s2n-tls=REPO REVISIONS...` with a working
+/// Valgrind and the fake cargo.
+fn diff_library(w: &World, t: &Tools, repo: &Path, revisions: &[&str]) -> Played {
     let valgrind = w.valgrind(Valgrind::Works, ValgrindTools::Real);
     let spec = format!("s2n-tls={}", repo.display());
+    let valgrind = valgrind.display().to_string();
+    let mut all = vec!["--valgrind", &valgrind, "diff", "--library", &spec];
+    all.extend_from_slice(revisions);
     let call = Call {
-        args: args(&[
-            "--valgrind",
-            &valgrind.display().to_string(),
-            "diff",
-            "--library",
-            &spec,
-            "HEAD~1",
-            "HEAD",
-        ]),
+        args: args(&all),
         env: vec![("CARGO", w.cargo(false).display().to_string())],
         ..Call::default()
     };
     w.play(t, &call)
+}
+
+/// An s2n-tls checkout whose working tree holds an untracked file of
+/// 300 MiB (sparse: no disk is used) beside an edit: the export of the
+/// working tree (HEAD left out) refuses it before it copies anything or
+/// builds, instead of copying for seconds with interrupts waiting (issue 27,
+/// class 8).
+fn oversized_untracked(w: &World, t: &Tools) -> Played {
+    let repo = s2n_checkout(w, sys_crate);
+    // The generated list of C files the export expects of a commit.
+    std::fs::write(
+        repo.join("bindings/rust/extended/s2n-tls-sys/files.rs"),
+        "// generated\n",
+    )
+    .expect("write");
+    super::world::git(&repo, &["add", "-A"]);
+    super::world::git(&repo, &["commit", "-q", "-m", "generated"]);
+    std::fs::write(repo.join("tls/x.c"), "z\n").expect("write");
+    let big = std::fs::File::create(repo.join("tls/capture.pcap")).expect("create");
+    big.set_len(300 << 20).expect("size");
+    let started = std::time::Instant::now();
+    let mut played = diff_library(w, t, &repo, &["HEAD"]);
+    if started.elapsed() > std::time::Duration::from_secs(20) {
+        played.problems.push(format!(
+            "took {:.1} s to refuse the file",
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    played
 }
 
 fn fifo_cases() -> Vec<Case> {

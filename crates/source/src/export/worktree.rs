@@ -165,16 +165,11 @@ pub(crate) fn copy_work_tree(
                 .map_err(|error| SourceError::io("create the symlink", &target, error))?;
         } else if meta.is_file() {
             if kind == Listed::Untracked && meta.len() > MAX_UNTRACKED_BYTES {
-                return Err(SourceError::UnsafeContent {
-                    what: "an untracked file",
+                return Err(SourceError::OversizedUntracked {
                     repo: checkout.to_path_buf(),
-                    reason: format!(
-                        "{placed} is {} MiB, more than the {} MiB an untracked file of an \
-                         exported working tree may have; move it out of the checkout, add it \
-                         to .gitignore, or compare a commit instead",
-                        meta.len() >> 20,
-                        MAX_UNTRACKED_BYTES >> 20
-                    ),
+                    path: placed.to_string(),
+                    mib: meta.len() >> 20,
+                    limit_mib: MAX_UNTRACKED_BYTES >> 20,
                 });
             }
             let executable = meta.permissions().mode() & 0o111 != 0;
