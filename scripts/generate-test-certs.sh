@@ -248,73 +248,61 @@ web() { # ROOT-ALGORITHM INTERMEDIATE-ALGORITHM LEAF-ALGORITHM DIGEST PREFIX LAB
 web rsa rsa2048 rsa2048 sha256 web-rsa "RSA-2048"
 web ecdsa384 ecdsa384 ecdsa sha384 web-ecdsa "ECDSA P-256"
 
-# A legacy server leaf that names its host in the subject's CN only (no
-# subjectAltName), under the ECDSA P-256 CA above: what a client's
-# CN fallback (RFC 6125 6.4.4) verifies. Issued when missing; the CA and its
-# other leaves are left as they are.
-cn_only=ecdsa-cn-leaf
-if present "$cn_only" && [ "$force" = no ]; then
-    echo "kept $cn_only: it exists"
-else
+# One more leaf under the ECDSA P-256 CA above, issued when missing (the CA and
+# its other leaves are left as they are): NAME, its subject CN, its extensions
+# section, the purpose `openssl verify` checks, a description, and a function
+# that checks the new leaf's PEM before anything is installed.
+extra_leaf() { # NAME CN EXTENSIONS PURPOSE DESCRIPTION CHECK
+    local name=$1 cn=$2 extensions=$3 purpose=$4 description=$5 check=$6
+    if present "$name" && [ "$force" = no ]; then
+        echo "kept $name: it exists"
+        return
+    fi
     cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$work/"
-    issue ecdsa ecdsa-ca localhost "$cn_only" cn_only_leaf_ext
-    openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -purpose sslserver \
-        "$work/$cn_only-only.pem" >/dev/null
-    if openssl x509 -in "$work/$cn_only-only.pem" -noout -ext subjectAltName 2>/dev/null | grep -q .; then
-        echo "error: $cn_only has a subjectAltName" >&2
+    issue ecdsa ecdsa-ca "$cn" "$name" "$extensions"
+    openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -purpose "$purpose" \
+        "$work/$name-only.pem" >/dev/null
+    "$check" "$work/$name-only.pem" "$name"
+    cat "$work/$name-only.pem" "$work/ecdsa-ca.pem" >"$out_dir/$name.pem"
+    cp "$work/$name.key" "$out_dir/$name.key"
+    chmod 0644 "$out_dir/$name.key"
+    echo "wrote $name ($description), signed by ecdsa-ca"
+}
+
+# A legacy server leaf that names its host in the subject's CN only (no
+# subjectAltName): what a client's CN fallback (RFC 6125 6.4.4) verifies.
+no_san() { # PEM NAME
+    if openssl x509 -in "$1" -noout -ext subjectAltName 2>/dev/null | grep -q .; then
+        echo "error: $2 has a subjectAltName" >&2
         exit 1
     fi
-    cat "$work/$cn_only-only.pem" "$work/ecdsa-ca.pem" >"$out_dir/$cn_only.pem"
-    cp "$work/$cn_only.key" "$out_dir/$cn_only.key"
-    chmod 0644 "$out_dir/$cn_only.key"
-    echo "wrote $cn_only (CN=localhost, no subjectAltName), signed by ecdsa-ca"
-fi
+}
+extra_leaf ecdsa-cn-leaf localhost cn_only_leaf_ext sslserver \
+    "CN=localhost, no subjectAltName" no_san
 
 # An mTLS client leaf like client-ecdsa (DNS:localhost) whose identity is also
-# in a private extension (a UTF8String under $identity_oid), under the ECDSA
-# P-256 CA above: what a server that authorizes clients by such an extension
-# reads after the handshake. Issued when missing; the CA and its other leaves
-# are left as they are.
-identity=client-ecdsa-id
-if present "$identity" && [ "$force" = no ]; then
-    echo "kept $identity: it exists"
-else
-    cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$work/"
-    issue ecdsa ecdsa-ca "regress test client" "$identity" identity_leaf_ext
-    openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -purpose sslclient \
-        "$work/$identity-only.pem" >/dev/null
-    if ! openssl x509 -in "$work/$identity-only.pem" -noout -text | grep -A1 -F "$identity_oid:" | grep -qF "$identity_value"; then
-        echo "error: $identity lacks its identity extension" >&2
+# in a private extension (a UTF8String under $identity_oid): what a server that
+# authorizes clients by such an extension reads after the handshake.
+has_identity() { # PEM NAME
+    if ! openssl x509 -in "$1" -noout -text | grep -A1 -F "$identity_oid:" | grep -qF "$identity_value"; then
+        echo "error: $2 lacks its identity extension" >&2
         exit 1
     fi
-    cat "$work/$identity-only.pem" "$work/ecdsa-ca.pem" >"$out_dir/$identity.pem"
-    cp "$work/$identity.key" "$out_dir/$identity.key"
-    chmod 0644 "$out_dir/$identity.key"
-    echo "wrote $identity ($identity_oid = $identity_value), signed by ecdsa-ca"
-fi
+}
+extra_leaf client-ecdsa-id "regress test client" identity_leaf_ext sslclient \
+    "$identity_oid = $identity_value" has_identity
 
 # A server leaf that names an IP address, 127.0.0.1, as its only
-# subjectAltName (no DNS name), under the ECDSA P-256 CA above: what a client
-# that connects to an address verifies (and sends no SNI for, RFC 6066
-# section 3). Issued when missing; the CA and its other leaves are left as
-# they are.
-ip_leaf=ecdsa-ip-leaf
-if present "$ip_leaf" && [ "$force" = no ]; then
-    echo "kept $ip_leaf: it exists"
-else
-    cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$work/"
-    issue ecdsa ecdsa-ca 127.0.0.1 "$ip_leaf" ip_leaf_ext
-    openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -purpose sslserver \
-        "$work/$ip_leaf-only.pem" >/dev/null
-    # The subjectAltName must be exactly the one IP address.
-    san="$(openssl x509 -in "$work/$ip_leaf-only.pem" -noout -ext subjectAltName 2>/dev/null |
+# subjectAltName (no DNS name): what a client that connects to an address
+# verifies (and sends no SNI for, RFC 6066 section 3).
+only_the_ip() { # PEM NAME
+    local san
+    san="$(openssl x509 -in "$1" -noout -ext subjectAltName 2>/dev/null |
         sed -n '2,$p' | tr -d ' ')"
     if [ "$san" != "IPAddress:127.0.0.1" ]; then
-        echo "error: $ip_leaf's subjectAltName is '$san', not IPAddress:127.0.0.1 alone" >&2
+        echo "error: $2's subjectAltName is '$san', not IPAddress:127.0.0.1 alone" >&2
         exit 1
     fi
-    cat "$work/$ip_leaf-only.pem" "$work/ecdsa-ca.pem" >"$out_dir/$ip_leaf.pem"
-    cp "$work/$ip_leaf.key" "$out_dir/$ip_leaf.key"
-    chmod 0644 "$out_dir/$ip_leaf.key"
-    echo "wrote $ip_leaf (CN=127.0.0.1, subjectAltName IP:127.0.0.1 only), signed by ecdsa-ca"
-fi
+}
+extra_leaf ecdsa-ip-leaf 127.0.0.1 ip_leaf_ext sslserver \
+    "CN=127.0.0.1, subjectAltName IP:127.0.0.1 only" only_the_ip
