@@ -66,7 +66,7 @@ impl Host {
     }
 }
 
-/// One of the two test PKIs.
+/// A test PKI: its CA (or root and intermediate) and its leaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pki {
     /// RSA-4096 CA and leaves.
