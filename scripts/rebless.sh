@@ -9,8 +9,9 @@
 # Usage: scripts/rebless.sh [VALGRIND...]
 #   VALGRIND  valgrind programs to bless for (default: the system's and
 #             .tools/valgrind-trixie/bin/valgrind, the two CI gates)
-# Prints each step's wall time. Review `git diff baselines/` before
-# committing: say which counts moved and why.
+# Prints each step's wall time, then runs the constant-flow check on each
+# Valgrind (a re-layout can show there first). Review `git diff baselines/`
+# before committing: say which counts moved and why.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -41,4 +42,16 @@ for valgrind in "${valgrinds[@]}"; do
     "$regress" --valgrind "$valgrind" --cpu all bless
     step "$version: Cachegrind's method" env REGRESS_METHOD=cachegrind "$regress" --valgrind "$valgrind" run
     REGRESS_METHOD=cachegrind "$regress" --valgrind "$valgrind" bless
+done
+
+# A re-layout can move address-dependent code paths that the constant-flow
+# check compares between secrets (docs/constant-flow.md): run it on each
+# Valgrind as CI does, so a new difference shows here and not in CI.
+for valgrind in "${valgrinds[@]}"; do
+    version=$("$valgrind" --version)
+    started=$SECONDS
+    echo "== $version: the constant-flow check"
+    REGRESS_VALGRIND="$valgrind" ENABLE_VALGRIND=true \
+        cargo test --quiet --locked -p harnesses --test constant_flow
+    echo "-- $((SECONDS - started)) s: $version: the constant-flow check"
 done
