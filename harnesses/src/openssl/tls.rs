@@ -174,6 +174,21 @@ mod tests {
         );
     }
 
+    /// One handshake of `profile`'s server with a client that verifies
+    /// `host` (and trusts the PKI's CA): the pair, and whether it completed.
+    fn connecting_to(profile: &Profile, host: Host) -> (Pair, bool) {
+        let pki = profile.pki;
+        let contexts = Contexts {
+            client: client_context(profile, pki.ca_pem(), host).expect("client"),
+            server: server_context(profile, pki.server_chain_pem(), pki.server_key_pem())
+                .expect("server"),
+            profile: *profile,
+        };
+        let mut pair = Pair::new(&contexts, None).expect("pair");
+        let completed = pair.handshake().is_ok();
+        (pair, completed)
+    }
+
     /// The CN-only path verifies the host by CN fallback: a client expecting
     /// another name rejects the CN-only leaf, one expecting `localhost`
     /// accepts it; and the laboratory ECDSA path's check fails it.
@@ -182,17 +197,9 @@ mod tests {
         let path = Handshake::REAL_WORLD[10];
         assert!(path.pki.names_host_in_cn_only(), "{path}");
         let profile = path.profile();
-        let pki = profile.pki;
-        let server =
-            server_context(&profile, pki.server_chain_pem(), pki.server_key_pem()).expect("server");
         for (host, accepted) in [(Host::LOCALHOST, true), (Host::Dns("example.com"), false)] {
-            let contexts = Contexts {
-                client: client_context(&profile, pki.ca_pem(), host).expect("client"),
-                server: server.clone(),
-                profile,
-            };
-            let mut pair = Pair::new(&contexts, None).expect("pair");
-            assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
+            let (_, handshake) = connecting_to(&profile, host);
+            assert_eq!(handshake, accepted, "{host:?}");
         }
         let (_, cn_only) = testing::one_run::<OpenSsl>(path);
         let san = Handshake::full(Pki::EcdsaP256, path.version);
@@ -208,21 +215,13 @@ mod tests {
         let path = Handshake::REAL_WORLD[11];
         assert!(path.pki.names_server_by_ip(), "{path}");
         let profile = path.profile();
-        let pki = profile.pki;
-        let server =
-            server_context(&profile, pki.server_chain_pem(), pki.server_key_pem()).expect("server");
         for (host, accepted) in [
             (Host::Ip(SERVER_IP), true),
             (Host::Ip("127.0.0.2"), false),
             (Host::LOCALHOST, false),
         ] {
-            let contexts = Contexts {
-                client: client_context(&profile, pki.ca_pem(), host).expect("client"),
-                server: server.clone(),
-                profile,
-            };
-            let mut pair = Pair::new(&contexts, None).expect("pair");
-            assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
+            let (pair, handshake) = connecting_to(&profile, host);
+            assert_eq!(handshake, accepted, "{host:?}");
             if accepted {
                 check_handshake(&pair, &profile, &path.expected()).expect("the IP-SAN path");
             } else {
