@@ -46,7 +46,11 @@ fn fixtures() -> Vec<Entry> {
 fn main() -> ExitCode {
     // Measured child first: the runner re-executes this binary.
     program::serve(&fixtures());
-    let tests: [(&'static str, fn()); 6] = [
+    let tests: [(&'static str, fn()); 7] = [
+        (
+            "forked_children_count_what_started_children_count",
+            forked_children_count_what_started_children_count,
+        ),
         (
             "calibration_counts_exactly_three_instructions_per_iteration",
             calibration_counts_exactly_three_instructions_per_iteration,
@@ -192,6 +196,61 @@ fn calibration_counts_exactly_three_instructions_per_iteration() {
         .expect("record");
     assert_eq!(record.fingerprint.method, runner.valgrind.method);
     assert!(record.fingerprint.libraries.contains_key("s2n-tls"));
+}
+
+/// A child forked from a fork server (Callgrind's method) counts exactly
+/// what a child under a Valgrind of its own counts, whichever children the
+/// server forked before it, and the servers end with their folders.
+fn forked_children_count_what_started_children_count() {
+    use regress::measure::fork_server;
+    let scratch = support::Scratch::new();
+    let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
+        return;
+    };
+    if runner.valgrind.method != regress::measure::valgrind::Method::Callgrind {
+        eprintln!("skipped: only Callgrind's method forks its children");
+        return;
+    }
+    let binary = this_binary();
+    let forked_before = fork_server::forked_children();
+    let first = runner.measure("fixture::spin_1m", &binary).expect("forked");
+    runner
+        .measure("fixture::spin_2m", &binary)
+        .expect("another harness, forked from the same server");
+    let again = runner
+        .measure("fixture::spin_1m", &binary)
+        .expect("forked after another harness");
+    assert!(
+        fork_server::forked_children() >= forked_before + 3,
+        "the three children were not forked from a server"
+    );
+    let alone = runner
+        .clone()
+        .with_fork_servers(false)
+        .measure("fixture::spin_1m", &binary)
+        .expect("started on its own");
+    assert_eq!(again, first, "a forked child depends on the one before it");
+    assert_eq!(alone, first, "forked and started children disagree");
+
+    let servers = || -> Vec<String> {
+        let folder = scratch.workspace().perf_outputs_dir().join(".scratch");
+        std::fs::read_dir(&folder)
+            .map(|entries| {
+                entries
+                    .filter_map(|entry| entry.ok())
+                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.starts_with("fork-server."))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(!servers().is_empty(), "no fork server folder while it runs");
+    fork_server::shut_down();
+    assert_eq!(
+        servers(),
+        Vec::<String>::new(),
+        "a server outlived shut_down"
+    );
 }
 
 fn a_harness_that_panics_under_valgrind_shows_its_stderr() {

@@ -12,6 +12,7 @@
 
 pub mod child;
 pub mod cpu;
+pub mod fork_server;
 pub mod harness;
 pub mod heap;
 pub mod parts;

@@ -136,6 +136,9 @@ pub const EXIT_CHILD_FAILED: u8 = 3;
 /// depends on how many runs there were) would otherwise add instructions
 /// that differ between the two children of a subtraction.
 pub fn serve(entries: &[Entry]) {
+    // A fork server's children come back from here with their request in
+    // the environment; the server itself never does.
+    crate::fork_server::enter();
     match ScaleRequest::from_env() {
         Err(error) => fail(&format!("bad scaling request from the runner: {error}")),
         Ok(Some(request)) => {

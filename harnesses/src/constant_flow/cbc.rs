@@ -208,7 +208,7 @@ impl Harness for S2nCbcRecord {
     fn prepare(&self, configs: &S2nConfigs) -> Result<Self::Input, HarnessError> {
         use std::task::Poll;
         let mut pair =
-            crate::s2n_tls::transport::Pair::with_configs(&configs.client, &configs.server, None)?;
+            crate::s2n_tls::transport::Pair::with_configs(&configs.client, &configs.server)?;
         pair.handshake()?;
         let data = secrets::plaintext(PLAINTEXT_LEN);
         match pair.client.poll_send(&data) {

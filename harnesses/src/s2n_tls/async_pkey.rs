@@ -185,7 +185,7 @@ impl Harness for AsyncPrivateKeyHandshake {
 
     fn prepare(&self, setup: &AsyncPrivateKeySetup) -> Result<Pair, HarnessError> {
         setup.operations.take();
-        waiting(Pair::new(&setup.configs, None)?)
+        waiting(Pair::new(&setup.configs)?)
     }
 
     fn run(&self, _: &AsyncPrivateKeySetup, mut pair: Pair) -> Result<Pair, HarnessError> {
@@ -219,7 +219,7 @@ mod tests {
 
         let plain = Configs::new(&HANDSHAKE.profile()).expect("configs");
         let mut pair =
-            waiting(Pair::with_configs(&setup.configs.client, &plain.server, None).expect("pair"))
+            waiting(Pair::with_configs(&setup.configs.client, &plain.server).expect("pair"))
                 .expect("waker");
         pair.handshake().expect("a handshake signed in s2n-tls");
         let error = harness.check(&setup, &pair).expect_err("no callback ran");

@@ -392,7 +392,7 @@ mod tests {
     fn an_unfinished_handshake_fails() {
         for path in [Handshake::RSA4096, Handshake::ALL[4]] {
             let configs = Configs::new(&path.profile()).expect("configs");
-            let mut pair = Pair::new(&configs, None).expect("pair");
+            let mut pair = Pair::new(&configs).expect("pair");
             let error = check_handshake(&pair, &configs.profile, &path.expected())
                 .expect_err("nothing was sent yet");
             assert!(error.to_string().starts_with("client: "), "{path}: {error}");

@@ -145,7 +145,7 @@ impl Harness for ClientHelloHandshake {
 
     fn prepare(&self, setup: &ClientHelloSetup) -> Result<Pair, HarnessError> {
         setup.seen.take();
-        waiting(Pair::new(&setup.configs, None)?)
+        waiting(Pair::new(&setup.configs)?)
     }
 
     fn run(&self, _: &ClientHelloSetup, mut pair: Pair) -> Result<Pair, HarnessError> {
@@ -182,7 +182,7 @@ mod tests {
 
         let plain = Configs::new(&HANDSHAKE.profile()).expect("configs");
         let mut pair =
-            waiting(Pair::with_configs(&setup.configs.client, &plain.server, None).expect("pair"))
+            waiting(Pair::with_configs(&setup.configs.client, &plain.server).expect("pair"))
                 .expect("waker");
         pair.handshake().expect("a handshake without the callback");
         let error = harness.check(&setup, &pair).expect_err("no callback ran");

@@ -68,7 +68,7 @@ impl Harness for ConfigBuild {
     }
 
     fn check(&self, _: &ConfigBuildSetup, config: &Config) -> Result<(), HarnessError> {
-        let mut pair = Pair::with_configs(config, config, None)?;
+        let mut pair = Pair::with_configs(config, config)?;
         pair.handshake()
             .context("handshaking with the built config")?;
         check_handshake(

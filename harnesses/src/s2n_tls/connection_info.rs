@@ -199,7 +199,7 @@ impl Harness for ConnectionInfo {
 
     fn prepare(&self, setup: &InfoSetup) -> Result<Logged, HarnessError> {
         setup.noted.store(ptr::null_mut(), Ordering::Relaxed);
-        let mut pair = Pair::new(&setup.configs, None)?;
+        let mut pair = Pair::new(&setup.configs)?;
         pair.handshake()
             .context("the handshake before the server reads it")?;
         let server = NonNull::new(setup.noted.load(Ordering::Relaxed))
@@ -486,7 +486,7 @@ mod tests {
                 &other.server
             };
             setup.noted.store(ptr::null_mut(), Ordering::Relaxed);
-            let mut pair = Pair::with_configs(&other.client, server, None).expect("pair");
+            let mut pair = Pair::with_configs(&other.client, server).expect("pair");
             pair.handshake().expect("the handshake");
             let noted = setup.noted.load(Ordering::Relaxed);
             assert_eq!(noted.is_null(), !path.client_auth, "{path}");

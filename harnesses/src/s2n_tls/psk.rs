@@ -91,7 +91,7 @@ impl Harness for PskHandshake {
     }
 
     fn prepare(&self, setup: &PskSetup) -> Result<Pair, HarnessError> {
-        let mut pair = Pair::new(&setup.configs, None)?;
+        let mut pair = Pair::new(&setup.configs)?;
         pair.client
             .append_psk(&setup.psk)
             .context("appending the PSK to the client")?;
@@ -191,10 +191,10 @@ mod tests {
         let setup = harness.setup().expect("setup");
         regress_measure::harness::run_natively(&harness).expect("the path");
 
-        let mut without = Pair::new(&setup.configs, None).expect("pair");
+        let mut without = Pair::new(&setup.configs).expect("pair");
         without.server.append_psk(&setup.psk).expect("server PSK");
         let other = psk(b"another-identity").expect("psk");
-        let mut another = Pair::new(&setup.configs, None).expect("pair");
+        let mut another = Pair::new(&setup.configs).expect("pair");
         another.client.append_psk(&other).expect("client PSK");
         another.server.append_psk(&setup.psk).expect("server PSK");
         for (what, pair) in [("no PSK", without), ("another identity", another)] {

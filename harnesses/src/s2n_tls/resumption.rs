@@ -69,7 +69,7 @@ impl Harness for SessionResumption {
 
     fn setup(&self) -> Result<ResumptionSetup, HarnessError> {
         let configs = Configs::new(&self.0.profile())?;
-        let mut pair = Pair::new(&configs, None)?;
+        let mut pair = Pair::new(&configs)?;
         pair.handshake()
             .context("the full handshake that obtains a ticket")?;
         check_handshake(&pair, &configs.profile, &configs.profile.expected(false))?;
@@ -92,7 +92,7 @@ impl Harness for SessionResumption {
     }
 
     fn prepare(&self, setup: &ResumptionSetup) -> Result<Pair, HarnessError> {
-        Pair::new(&setup.configs, None)
+        Pair::new(&setup.configs)
     }
 
     fn run(&self, setup: &ResumptionSetup, mut pair: Pair) -> Result<Pair, HarnessError> {
@@ -145,7 +145,7 @@ mod tests {
             let input = harness.prepare(&setup).expect(&name);
             let pair = harness.run(&setup, input).expect(&name);
             harness.check(&setup, &pair).expect(&name);
-            let mut full = Pair::new(&setup.configs, None).expect(&name);
+            let mut full = Pair::new(&setup.configs).expect(&name);
             full.handshake().expect(&name);
             let error = harness
                 .check(&setup, &full)
@@ -176,7 +176,7 @@ mod tests {
         let harness = harness();
         let setup = harness.setup().expect("setup");
         // Same configs, but the client offers no session.
-        let mut pair = Pair::new(&setup.configs, None).expect("pair");
+        let mut pair = Pair::new(&setup.configs).expect("pair");
         pair.handshake().expect("full handshake");
         let full = setup.configs.profile.expected(false);
         check_handshake(&pair, &setup.configs.profile, &full).expect("it was a full handshake");

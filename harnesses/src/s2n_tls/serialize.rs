@@ -140,7 +140,7 @@ impl Harness for SerializeRoundTrip {
     }
 
     fn prepare(&self, configs: &Configs) -> Result<HandOver, HarnessError> {
-        let mut old = Pair::new(configs, None)?;
+        let mut old = Pair::new(configs)?;
         old.handshake()
             .context("the handshake before serializing")?;
         check_handshake(&old, &configs.profile, &Handshake::RSA4096.expected())?;
@@ -155,7 +155,7 @@ impl Harness for SerializeRoundTrip {
             .context("the server's serialized length")?;
         Ok(HandOver {
             old: RefCell::new(old),
-            new: RefCell::new(Pair::new(configs, None)?),
+            new: RefCell::new(Pair::new(configs)?),
             client_state: vec![0; client_len],
             server_state: vec![0; server_len],
         })
@@ -230,7 +230,7 @@ mod tests {
         assert!(error.to_string().contains("deserialized client"), "{error}");
 
         let mut hand = harness.prepare(&configs).expect("prepare");
-        let mut other = Pair::new(&configs, None).expect("pair");
+        let mut other = Pair::new(&configs).expect("pair");
         other.handshake().expect("another handshake");
         *hand.new.get_mut() = other;
         let error = harness

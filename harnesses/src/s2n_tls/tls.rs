@@ -29,7 +29,7 @@ impl Tls for S2nTls {
     /// Both connections, created and wired to the transport, the client's
     /// SNI set.
     fn fresh(configs: &Configs) -> Result<Pair, HarnessError> {
-        let pair = Pair::new(configs, None)?;
+        let pair = Pair::new(configs)?;
         crate::tls::send_first_alert(&pair.server_end, configs.profile.first_alert)?;
         Ok(pair)
     }
@@ -176,7 +176,7 @@ mod tests {
             ("no CA", no_ca.build().expect("config")),
             ("the other CA", other_ca),
         ] {
-            let mut pair = Pair::with_configs(&client, &server, None).expect("pair");
+            let mut pair = Pair::with_configs(&client, &server).expect("pair");
             assert!(pair.handshake().is_err(), "{what}");
         }
     }
@@ -198,7 +198,7 @@ mod tests {
         let mut strict = path.profile();
         strict.first_alert = None;
         let configs = Configs::new(&strict).expect("configs");
-        let pair = Pair::new(&configs, None).expect("pair");
+        let pair = Pair::new(&configs).expect("pair");
         crate::tls::send_first_alert(&pair.server_end, Some(alert)).expect("the alert");
         let error = S2nTls::handshake(&configs, pair).expect_err("a warning must fail it");
         assert!(error.to_string().contains("client"), "{error}");
@@ -223,7 +223,7 @@ mod tests {
                 .set_verify_host_callback(host)
                 .expect("callback");
             let client = builder.build().expect("config");
-            let mut pair = Pair::with_configs(&client, &configs.server, None).expect("pair");
+            let mut pair = Pair::with_configs(&client, &configs.server).expect("pair");
             assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
         }
         let (_, cn_only) = testing::one_run::<S2nTls>(path);
@@ -249,7 +249,7 @@ mod tests {
             (Host::LOCALHOST, false),
         ] {
             let client = client_config(&pinned, path.pki, host, None, None).expect("client");
-            let mut pair = Pair::connecting(&client, &configs.server, None, host).expect("pair");
+            let mut pair = Pair::connecting(&client, &configs.server, host).expect("pair");
             assert_eq!(pair.handshake().is_ok(), accepted, "{host:?}");
             if accepted {
                 assert_eq!(pair.server.server_name(), None, "no SNI for an address");
@@ -278,7 +278,7 @@ mod tests {
         let anonymous =
             client_config(&pinned, Pki::EcdsaP256, Host::LOCALHOST, None, None).expect("client");
         for (what, client) in [("other PKI", other_pki), ("no certificate", anonymous)] {
-            let mut pair = Pair::with_configs(&client, &server, None).expect("pair");
+            let mut pair = Pair::with_configs(&client, &server).expect("pair");
             assert!(pair.handshake().is_err(), "{what}");
         }
     }

@@ -50,8 +50,9 @@ impl std::fmt::Debug for Pair {
 impl Pair {
     /// A fresh client and server on `configs`, joined, nothing sent yet.
     /// The client connects to its PKI's host ([`Pki::host`](crate::common::pki::Pki::host)):
-    /// it sends SNI `localhost`, or none for an IP address; with `session`, it
-    /// offers that session. Both use self-service blinding: with s2n-tls's built-in
+    /// it sends SNI `localhost`, or none for an IP address. A resuming
+    /// client loads its session inside the counted run, as every resuming
+    /// s2n-tls client must (`resumption.rs`). Both use self-service blinding: with s2n-tls's built-in
     /// blinding a failed handshake sleeps 10-30 s inside the failing call;
     /// self-service leaves the delay to the caller, changes nothing on a
     /// successful path, and makes the negative tests fast.
@@ -62,13 +63,8 @@ impl Pair {
     /// and 0.3.42's bindings, default to 8 KiB records (a 16 KiB
     /// write was three records there: 8,087 + 8,087 + 210 bytes of
     /// plaintext). Set here so that every version writes the same records.
-    pub fn new(configs: &Configs, session: Option<&[u8]>) -> Result<Pair, HarnessError> {
-        Pair::connecting(
-            &configs.client,
-            &configs.server,
-            session,
-            configs.profile.pki.host(),
-        )
+    pub fn new(configs: &Configs) -> Result<Pair, HarnessError> {
+        Pair::connecting(&configs.client, &configs.server, configs.profile.pki.host())
     }
 
     /// [`Pair::new`] with any two configs (negative tests mix them), the
@@ -76,9 +72,8 @@ impl Pair {
     pub fn with_configs(
         client_config: &s2n_tls::config::Config,
         server_config: &s2n_tls::config::Config,
-        session: Option<&[u8]>,
     ) -> Result<Pair, HarnessError> {
-        Pair::connecting(client_config, server_config, session, Host::LOCALHOST)
+        Pair::connecting(client_config, server_config, Host::LOCALHOST)
     }
 
     /// [`Pair::with_configs`] with the client connecting to `host`: SNI its
@@ -86,7 +81,6 @@ impl Pair {
     pub fn connecting(
         client_config: &s2n_tls::config::Config,
         server_config: &s2n_tls::config::Config,
-        session: Option<&[u8]>,
         host: Host,
     ) -> Result<Pair, HarnessError> {
         let mut client = creating(Side::Client, || {
@@ -102,11 +96,6 @@ impl Pair {
             client
                 .set_server_name(name)
                 .context("setting the server name")?;
-        }
-        if let Some(session) = session {
-            client
-                .set_session_ticket(session)
-                .context("setting the client's session")?;
         }
         let mut server = creating(Side::Server, || {
             server_config.build_connection(Mode::Server)

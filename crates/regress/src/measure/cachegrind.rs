@@ -35,6 +35,7 @@ use crate::limits;
 #[cfg(doc)]
 use crate::measure::cpu_profile::native_only;
 use crate::measure::cpu_profile::CpuProfile;
+use crate::measure::fork_server::{ChildFiles, ForkServers};
 use crate::measure::valgrind::Valgrind;
 use crate::process::{Ended, Role, Supervised};
 
@@ -200,6 +201,9 @@ pub struct ChildSpec<'a> {
     /// A folder of this measurement's own, where every file of the child goes.
     pub scratch: &'a Path,
     pub timeout: Duration,
+    /// For a Callgrind child: the fork servers that may fork it instead of
+    /// a Valgrind started for it alone ([`ForkServers`]).
+    pub fork_servers: Option<&'a ForkServers>,
 }
 
 /// What a child left behind.
@@ -255,16 +259,7 @@ impl ChildSpec<'_> {
                 }
                 valgrind(&args)
             }
-            Tool::Callgrind => valgrind(&[
-                "--tool=callgrind".into(),
-                "--instr-atstart=no".into(),
-                "--collect-atstart=no".into(),
-                // Each cost's instruction address, so that it is charged to
-                // the function it lies in (`callgrind_out`).
-                "--dump-instr=yes".into(),
-                NO_CHASING.into(),
-                format!("--callgrind-out-file={}", profile.display()),
-            ]),
+            Tool::Callgrind => valgrind(&callgrind_args(profile)),
         };
         // No arguments: the request is in the environment, and the
         // program's `main` serves it before it looks at anything else.
@@ -278,6 +273,41 @@ impl ChildSpec<'_> {
                 .env("OPENSSL_ia32cap", ia32cap);
         }
         command
+    }
+
+    /// Starts the child as a process of its own (a Valgrind started for it
+    /// alone, or the program natively) and waits for it.
+    fn spawn(
+        &self,
+        request: &ChildRequest,
+        profile: &Path,
+        log: &Path,
+        stdout: &Path,
+        stderr: &Path,
+        link: &Path,
+    ) -> Result<ExitStatus> {
+        let mut command = self.command(profile, log);
+        command
+            .envs(request.to_env())
+            .stdin(Stdio::null())
+            .stdout(create(stdout)?)
+            .stderr(create(stderr)?);
+        without_address_randomization(&mut command);
+        let program = match self.tool {
+            Tool::Heap {
+                under_none: false, ..
+            } => link.to_path_buf(),
+            _ => self.valgrind.program.clone(),
+        };
+        let child = Supervised::spawn(&mut command, &program, Role::Work)?;
+        match child.wait(Some(self.timeout))? {
+            Ended::Exited(status) => Ok(status),
+            Ended::TimedOut => Err(MeasureError::Timeout {
+                harness: self.harness.to_owned(),
+                seconds: self.timeout.as_secs(),
+                logs: self.scratch.to_path_buf(),
+            }),
+        }
     }
 
     /// Runs the child to completion and reads its profile path and report.
@@ -304,31 +334,29 @@ impl ChildSpec<'_> {
             heap_report: matches!(self.tool, Tool::Heap { .. }).then(|| profile.clone()),
         };
 
-        let mut command = self.command(&profile, &log);
-        command
-            .envs(request.to_env())
-            .stdin(Stdio::null())
-            .stdout(create(&stdout_path)?)
-            .stderr(create(&stderr_path)?);
+        let forked = match self.fork_servers {
+            Some(servers) if self.tool == Tool::Callgrind => servers.run(
+                self.valgrind,
+                &link,
+                self.cpu,
+                self.harness,
+                &request.to_env(),
+                &ChildFiles {
+                    scratch: self.scratch,
+                    profile: &profile,
+                    log: &log,
+                    stdout: &stdout_path,
+                    stderr: &stderr_path,
+                },
+                self.timeout,
+            )?,
+            _ => None,
+        };
+        let status = match forked {
+            Some(status) => status,
+            None => self.spawn(&request, &profile, &log, &stdout_path, &stderr_path, &link)?,
+        };
 
-        without_address_randomization(&mut command);
-        let program = match self.tool {
-            Tool::Heap {
-                under_none: false, ..
-            } => link.clone(),
-            _ => self.valgrind.program.clone(),
-        };
-        let child = Supervised::spawn(&mut command, &program, Role::Work)?;
-        let status = match child.wait(Some(self.timeout))? {
-            Ended::Exited(status) => status,
-            Ended::TimedOut => {
-                return Err(MeasureError::Timeout {
-                    harness: self.harness.to_owned(),
-                    seconds: self.timeout.as_secs(),
-                    logs: self.scratch.to_path_buf(),
-                })
-            }
-        };
         if !status.success() {
             // A full disk or a file-size limit makes the child fail in its
             // own words (a panic, exit code 101, with no stderr to show,
@@ -395,13 +423,29 @@ fn cannot_write(folder: &Path, status: ExitStatus) -> Option<std::io::Error> {
     written.err()
 }
 
+/// Callgrind's arguments for a child whose dumps are named after
+/// `profile`: instrumentation off until the program starts it for the
+/// counted run.
+pub(super) fn callgrind_args(profile: &Path) -> Vec<String> {
+    vec![
+        "--tool=callgrind".into(),
+        "--instr-atstart=no".into(),
+        "--collect-atstart=no".into(),
+        // Each cost's instruction address, so that it is charged to the
+        // function it lies in (`callgrind_out`).
+        "--dump-instr=yes".into(),
+        NO_CHASING.into(),
+        format!("--callgrind-out-file={}", profile.display()),
+    ]
+}
+
 /// Starts the child with address-space randomization off, as `setarch -R`
 /// does. Before `main`, Rust's stack-guard set-up has glibc read
 /// `/proc/self/maps`, whose text (and so the instructions that scan it)
 /// depends on where things were mapped: a few instructions of noise in the
 /// whole-process counts that the subtraction method compares.
 #[cfg(target_os = "linux")]
-fn without_address_randomization(command: &mut Command) {
+pub(super) fn without_address_randomization(command: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: personality(2) is a plain system call, safe to make between
     // fork and exec; it touches no memory of the parent.
@@ -419,7 +463,7 @@ fn without_address_randomization(command: &mut Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn without_address_randomization(_command: &mut Command) {}
+pub(super) fn without_address_randomization(_command: &mut Command) {}
 
 fn create(path: &Path) -> Result<File> {
     File::create(path).map_err(|source| MeasureError::io("create", path, source))
@@ -429,7 +473,7 @@ fn create(path: &Path) -> Result<File> {
 /// itself: if cargo rebuilds the test binary while a measurement runs (it
 /// replaces the file, it cannot rewrite a running executable), both children
 /// of a subtraction still run the same bytes. Across file systems, a copy.
-fn link_binary(binary: &Path, link: &Path) -> Result<()> {
+pub(super) fn link_binary(binary: &Path, link: &Path) -> Result<()> {
     if !binary.is_file() {
         return Err(MeasureError::BinaryGone {
             binary: binary.to_path_buf(),

@@ -61,6 +61,7 @@ impl Runner {
             cpu: self.workspace.cpu(),
             scratch: scratch.path(),
             timeout: self.timeout,
+            fork_servers: Some(self.fork_servers()),
         }
         .run()
         .and_then(|child| {

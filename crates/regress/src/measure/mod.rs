@@ -5,7 +5,8 @@
 //! - [`valgrind`] finds Valgrind and picks the counting method from its
 //!   version;
 //! - [`cachegrind`] re-executes a harness's test binary under Cachegrind in
-//!   a pinned environment;
+//!   a pinned environment, and [`fork_server`] forks its Callgrind children
+//!   from one program under one Valgrind;
 //! - [`annotate`] runs `cg_diff` and `cg_annotate` on the profiles;
 //! - [`fingerprint`] says what a count depends on;
 //! - [`runner`] ties those together and writes the annotated profile and
@@ -34,6 +35,7 @@ pub mod dhat;
 mod error;
 pub mod fingerprint;
 pub mod flame;
+pub mod fork_server;
 pub mod header;
 pub mod heap_hooks;
 pub mod measurement;

@@ -25,6 +25,7 @@ use crate::measure::cpu_profile;
 use crate::measure::dhat::{self, Sites};
 use crate::measure::fingerprint::Fingerprint;
 use crate::measure::flame;
+use crate::measure::fork_server::ForkServers;
 use crate::measure::header::header;
 pub use crate::measure::header::{header_lines, strip_header, HEADER_PREFIX};
 use crate::measure::heap_hooks;
@@ -55,6 +56,8 @@ pub struct Runner {
     /// and its clones: reading line costs only that data needs, and
     /// building and writing `<harness>.lines.json`.
     line_data_nanos: Arc<AtomicU64>,
+    /// Whether its Callgrind children are forked from fork servers.
+    fork_servers: ForkServers,
 }
 
 impl Runner {
@@ -67,6 +70,7 @@ impl Runner {
             builds: Arc::default(),
             hooks: Arc::default(),
             line_data_nanos: Arc::default(),
+            fork_servers: ForkServers::from_env()?,
         })
     }
 
@@ -91,6 +95,14 @@ impl Runner {
     /// outputs apart, and an old commit's checkout is never written to).
     pub fn with_output_dir(mut self, dir: impl Into<PathBuf>) -> Runner {
         self.outputs = dir.into();
+        self
+    }
+
+    /// Forks this runner's Callgrind children from fork servers (`true`,
+    /// the default unless `REGRESS_FORK_SERVER=off`), or starts each under
+    /// a Valgrind of its own.
+    pub fn with_fork_servers(mut self, enabled: bool) -> Runner {
+        self.fork_servers = ForkServers::new(enabled);
         self
     }
 
@@ -195,7 +207,13 @@ impl Runner {
             cpu: self.workspace.cpu(),
             scratch,
             timeout: self.timeout,
+            fork_servers: None,
         }
+    }
+
+    /// Whether this runner forks its Callgrind children from fork servers.
+    pub(crate) fn fork_servers(&self) -> &ForkServers {
+        &self.fork_servers
     }
 
     /// The run of `harness` split by part (a Callgrind child), checked to
@@ -378,6 +396,7 @@ impl Runner {
             let child = ChildSpec {
                 plan: Plan::Callgrind,
                 tool: Tool::Callgrind,
+                fork_servers: Some(&self.fork_servers),
                 ..self.child(harness, binary, scratch, PREPARED_INPUTS)
             }
             .run()?;
@@ -620,6 +639,7 @@ mod tests {
             builds: Arc::default(),
             hooks: Arc::default(),
             line_data_nanos: Arc::default(),
+            fork_servers: ForkServers::from_env().expect("fork servers"),
         }
         .with_output_dir(&elsewhere);
         assert_eq!(runner.line_data_time(), Duration::ZERO);

@@ -107,10 +107,21 @@ pub fn read_dumps(profile: &Path, program: Option<&Path>) -> Result<Dumps> {
     let symbols = program.map(Symbols::of).transpose()?;
     let program_path =
         program.map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
+    // The same file by another name too: a fork server's child runs the
+    // server's link to the program, a hard link of the one in `program`'s
+    // folder.
+    let file_id = |path: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|meta| (meta.dev(), meta.ino()))
+    };
+    let program_id = program.and_then(file_id);
     let is_it = |object: &str| {
         program_path.as_deref().is_some_and(|program| {
             Path::new(object) == program
                 || std::fs::canonicalize(object).is_ok_and(|object| object == program)
+                || program_id.is_some_and(|id| file_id(Path::new(object)) == Some(id))
         })
     };
     let attribution = symbols.as_deref().map(|symbols| callgrind_out::Program {

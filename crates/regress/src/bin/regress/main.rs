@@ -28,6 +28,8 @@ fn main() -> ExitCode {
     let reporter = Reporter::new();
     prepare_signals(&reporter);
     let result = run(cli, &reporter);
+    // The idle fork servers of the measurements, with their folders.
+    regress::measure::fork_server::shut_down();
     // A descendant that left its child's process group (a daemon a
     // Valgrind wrapper started) was adopted: none may outlive the command.
     regress::process::kill_adopted();
