@@ -201,8 +201,8 @@ pub struct ChildSpec<'a> {
     /// A folder of this measurement's own, where every file of the child goes.
     pub scratch: &'a Path,
     pub timeout: Duration,
-    /// For a Callgrind child: the fork servers that may fork it instead of
-    /// a Valgrind started for it alone ([`ForkServers`]).
+    /// For a Cachegrind or Callgrind child: the fork servers that may fork
+    /// it instead of a Valgrind started for it alone ([`ForkServers`]).
     pub fork_servers: Option<&'a ForkServers>,
 }
 
@@ -224,6 +224,38 @@ impl ChildSpec<'_> {
     }
 
     /// The program and arguments that run the child.
+    /// The tool's arguments of a Cachegrind or Callgrind child whose
+    /// profile is `profile` (a pattern with `%p` for a fork server's);
+    /// `None` for the other tools.
+    pub(super) fn counting_args(&self, profile: &Path) -> Option<Vec<String>> {
+        match self.tool {
+            Tool::Cachegrind => {
+                let mut args = vec![
+                    "--tool=cachegrind".into(),
+                    "--cache-sim=no".into(),
+                    "--branch-sim=no".into(),
+                    NO_CHASING.into(),
+                    format!("--cachegrind-out-file={}", profile.display()),
+                ];
+                if matches!(self.plan, Plan::Cachegrind(_)) {
+                    args.push("--instr-at-start=no".into());
+                }
+                Some(args)
+            }
+            Tool::Callgrind => Some(vec![
+                "--tool=callgrind".into(),
+                "--instr-atstart=no".into(),
+                "--collect-atstart=no".into(),
+                // Each cost's instruction address, so that it is charged to
+                // the function it lies in (`callgrind_out`).
+                "--dump-instr=yes".into(),
+                NO_CHASING.into(),
+                format!("--callgrind-out-file={}", profile.display()),
+            ]),
+            Tool::Heap { .. } | Tool::Dhat => None,
+        }
+    }
+
     fn command(&self, profile: &Path, log: &Path) -> Command {
         let valgrind = |tool_args: &[String]| {
             let mut command = Command::new(&self.valgrind.program);
@@ -246,20 +278,9 @@ impl ChildSpec<'_> {
                 "--num-callers=24".into(),
                 format!("--dhat-out-file={}", profile.display()),
             ]),
-            Tool::Cachegrind => {
-                let mut args = vec![
-                    "--tool=cachegrind".into(),
-                    "--cache-sim=no".into(),
-                    "--branch-sim=no".into(),
-                    NO_CHASING.into(),
-                    format!("--cachegrind-out-file={}", profile.display()),
-                ];
-                if matches!(self.plan, Plan::Cachegrind(_)) {
-                    args.push("--instr-at-start=no".into());
-                }
-                valgrind(&args)
+            Tool::Cachegrind | Tool::Callgrind => {
+                valgrind(&self.counting_args(profile).unwrap_or_default())
             }
-            Tool::Callgrind => valgrind(&callgrind_args(profile)),
         };
         // No arguments: the request is in the environment, and the
         // program's `main` serves it before it looks at anything else.
@@ -335,11 +356,9 @@ impl ChildSpec<'_> {
         };
 
         let forked = match self.fork_servers {
-            Some(servers) if self.tool == Tool::Callgrind => servers.run(
-                self.valgrind,
+            Some(servers) => servers.run(
+                self,
                 &link,
-                self.cpu,
-                self.harness,
                 &request.to_env(),
                 &ChildFiles {
                     scratch: self.scratch,
@@ -348,9 +367,8 @@ impl ChildSpec<'_> {
                     stdout: &stdout_path,
                     stderr: &stderr_path,
                 },
-                self.timeout,
             )?,
-            _ => None,
+            None => None,
         };
         let status = match forked {
             Some(status) => status,
@@ -421,22 +439,6 @@ fn cannot_write(folder: &Path, status: ExitStatus) -> Option<std::io::Error> {
     });
     let _ = std::fs::remove_file(&probe);
     written.err()
-}
-
-/// Callgrind's arguments for a child whose dumps are named after
-/// `profile`: instrumentation off until the program starts it for the
-/// counted run.
-pub(super) fn callgrind_args(profile: &Path) -> Vec<String> {
-    vec![
-        "--tool=callgrind".into(),
-        "--instr-atstart=no".into(),
-        "--collect-atstart=no".into(),
-        // Each cost's instruction address, so that it is charged to the
-        // function it lies in (`callgrind_out`).
-        "--dump-instr=yes".into(),
-        NO_CHASING.into(),
-        format!("--callgrind-out-file={}", profile.display()),
-    ]
 }
 
 /// Starts the child with address-space randomization off, as `setarch -R`

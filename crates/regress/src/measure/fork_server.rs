@@ -1,23 +1,27 @@
-//! Callgrind children forked from one measured program under one Valgrind
+//! Counting children forked from one measured program under one Valgrind
 //! (the program's side: `regress_measure::fork_server`).
 //!
-//! A Callgrind child used to be a Valgrind started for it alone: about
-//! 0.45 s of each handshake's 0.96 s went to Valgrind reading the program's
-//! line tables and symbols and translating its start, again for every
-//! harness. A fork server is started once per measuring thread, program,
-//! Valgrind and CPU profile, and forks a child per harness; the child
-//! inherits all of that and serves its request as a freshly started
-//! program would. Its dumps (`callgrind.<pid>.*`) and Valgrind log
+//! A Callgrind or Cachegrind child used to be a Valgrind started for it
+//! alone: about 0.45 s of each handshake's 0.96 s went to Valgrind reading
+//! the program's line tables and symbols and translating its start, again
+//! for every harness. A fork server is started once per program, Valgrind,
+//! tool (with its arguments), CPU profile and output folder, and forks a
+//! child per harness; the child inherits all of that and serves its request
+//! as a freshly started program would. Its profile (`out.<pid>`;
+//! Callgrind's dumps `out.<pid>.1`, ...) and Valgrind log
 //! (`valgrind.<pid>.log`) are moved into the measurement's scratch folder
-//! under the names a child started on its own leaves, so everything after
-//! the run is the same.
+//! under the names a child started on its own leaves there, so everything
+//! after the run is the same.
+//!
+//! Children that Cachegrind counts whole (subtraction, Valgrind < 3.22)
+//! are still started one by one (see [`ForkServers::run`]).
 //!
 //! A program from before the fork server does not answer it: its children
 //! are started one by one, as before. A server whose child ran out of time,
 //! or that misbehaved, is killed with its group and never reused; an
-//! interrupt kills it too. Idle servers end when the runner that started
-//! them is dropped (their input closes, and [`Supervised`] kills the group
-//! whatever happens).
+//! interrupt kills it too. Idle servers end when the command ends
+//! ([`shut_down`]) or the process exits, and [`Supervised`] kills the group
+//! whatever happens.
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -33,7 +37,9 @@ use regress_measure::fork_server::{
     frame, ENV_FORK_SERVER_PROTOCOL, HELLO, KEY_FOLDER, KEY_STDERR, KEY_STDOUT,
 };
 
-use super::cachegrind::{self, callgrind_args, child_environment, link_binary};
+use regress_measure::parts::Plan;
+
+use super::cachegrind::{self, child_environment, link_binary, ChildSpec, Tool};
 use super::cpu_profile::CpuProfile;
 use super::scratch::ScratchDir;
 use super::valgrind::Valgrind;
@@ -69,10 +75,16 @@ pub fn enabled(choice: Option<&str>) -> Result<bool> {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
     valgrind: PathBuf,
+    /// The tool's arguments (Cachegrind or Callgrind, and how).
+    args: Vec<String>,
     program: (u64, u64),
     cpu: CpuProfile,
     folder: PathBuf,
 }
+
+/// The name a server gives the profiles of its children: Valgrind puts
+/// each child's process id for `%p`.
+const PROFILE_PATTERN: &str = "out.%p";
 
 static FORKED: AtomicU64 = AtomicU64::new(0);
 
@@ -128,29 +140,39 @@ impl ForkServers {
         })
     }
 
-    /// Runs one Callgrind child of `program` (the measurement's link to
-    /// the measured program) with the request `variables` through a fork
-    /// server, and returns how it ended; `None` when forking is off or the
-    /// program is not a fork server (its children must be started one by
-    /// one).
-    #[allow(clippy::too_many_arguments)]
+    /// Runs `child` (a Cachegrind or Callgrind child; `program` is the
+    /// measurement's link to the measured program) with the request
+    /// `variables` through a fork server, and returns how it ended; `None`
+    /// when forking is off, the child is of another tool, or the program is
+    /// not a fork server (its children must be started one by one).
     pub fn run(
         &self,
-        valgrind: &Valgrind,
+        child: &ChildSpec<'_>,
         program: &Path,
-        cpu: CpuProfile,
-        harness: &str,
         variables: &[(&'static str, String)],
         files: &ChildFiles<'_>,
-        timeout: Duration,
     ) -> Result<Option<ExitStatus>> {
+        // A child that Cachegrind counts whole (subtraction, Valgrind <
+        // 3.22) is not forked: its count would start with the server's
+        // (measured: every subtraction came out 157 instructions lower
+        // forked than started, on every harness, Valgrind 3.19), whereas a
+        // child that brackets what it counts (Callgrind, Cachegrind's
+        // markers) counts the same either way.
+        let whole_process =
+            child.tool == Tool::Cachegrind && !matches!(child.plan, Plan::Cachegrind(_));
+        let args = match child.counting_args(Path::new(PROFILE_PATTERN)) {
+            Some(args) if !whole_process => args,
+            _ => return Ok(None),
+        };
         if !self.enabled {
             return Ok(None);
         }
+        let (valgrind, harness, timeout) = (child.valgrind, child.harness, child.timeout);
         let key = Key {
             valgrind: valgrind.program.clone(),
+            args,
             program: file_id(program)?,
-            cpu,
+            cpu: child.cpu,
             folder: files
                 .scratch
                 .parent()
@@ -303,7 +325,8 @@ impl ForkServer {
         let mut command = Command::new(&valgrind.program);
         command
             .arg("--vgdb=no")
-            .args(callgrind_args(&dir.join("callgrind.%p")))
+            // The key's arguments name profiles `out.%p` in this folder.
+            .args(&key.args)
             .arg(format!(
                 "--log-file={}",
                 dir.join("valgrind.%p.log").display()
@@ -400,11 +423,12 @@ impl ForkServer {
         Ok(ExitStatus::from_raw(status))
     }
 
-    /// Moves child `pid`'s dumps and log into its scratch folder, under
-    /// the names a child started on its own gives them.
+    /// Moves child `pid`'s profile (Cachegrind's; Callgrind's dumps) and
+    /// log into its scratch folder, under the names a child started on its
+    /// own gives them.
     fn collect(&self, pid: i32, files: &ChildFiles<'_>) -> Result<()> {
         let dir = self.folder.path();
-        let dumps = format!("callgrind.{pid}");
+        let dumps = PROFILE_PATTERN.replace("%p", &pid.to_string());
         let entries =
             std::fs::read_dir(dir).map_err(|source| MeasureError::io("read", dir, source))?;
         for entry in entries {
@@ -413,7 +437,7 @@ impl ForkServer {
             let Some(suffix) = file.to_str().and_then(|file| file.strip_prefix(&dumps)) else {
                 continue;
             };
-            // `callgrind.12` must not take `callgrind.123.1`.
+            // `out.12` must not take `out.123.1`.
             if !(suffix.is_empty() || suffix.starts_with('.')) {
                 continue;
             }

@@ -207,7 +207,7 @@ impl Runner {
             cpu: self.workspace.cpu(),
             scratch,
             timeout: self.timeout,
-            fork_servers: None,
+            fork_servers: Some(&self.fork_servers),
         }
     }
 
@@ -396,7 +396,6 @@ impl Runner {
             let child = ChildSpec {
                 plan: Plan::Callgrind,
                 tool: Tool::Callgrind,
-                fork_servers: Some(&self.fork_servers),
                 ..self.child(harness, binary, scratch, PREPARED_INPUTS)
             }
             .run()?;
