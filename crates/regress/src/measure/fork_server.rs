@@ -86,6 +86,10 @@ struct Key {
 /// each child's process id for `%p`.
 const PROFILE_PATTERN: &str = "out.%p";
 
+/// The most idle servers kept (two measuring threads each of a diff's two
+/// sides).
+const MAX_IDLE: usize = 4;
+
 static FORKED: AtomicU64 = AtomicU64::new(0);
 
 /// How many children fork servers have run in this process.
@@ -212,7 +216,13 @@ impl ForkServers {
         // On an error the server is dropped here, which kills it.
         let status = server.fork(harness, variables, files, timeout)?;
         FORKED.fetch_add(1, Ordering::Relaxed);
-        lock(&POOL).idle.push(server);
+        let mut pool = lock(&POOL);
+        pool.idle.push(server);
+        // A bisect or a history measures many programs in turn: end the
+        // longest idle rather than keep a Valgrind per revision.
+        while pool.idle.len() > MAX_IDLE {
+            pool.idle.remove(0);
+        }
         Ok(Some(status))
     }
 }
