@@ -18,7 +18,10 @@
 //! * on Linux dies with `regress` (`PR_SET_PDEATHSIG`);
 //! * if it leaves its group (`setsid`), comes back to `regress` when its
 //!   parent dies (`regress` is a child subreaper) and is killed when the
-//!   command ends ([`adopt_orphans`], [`kill_adopted`]).
+//!   command ends ([`adopt_orphans`], [`kill_adopted`]);
+//! * if `regress` itself is killed outright, is killed by the sentinel, a
+//!   process of its own that watches `regress` ([`Sentinel`]; what it can
+//!   and cannot reach is in its documentation).
 //!
 //! A child in a group of its own no longer receives the terminal's Ctrl-C,
 //! so [`install_interrupt_handler`] forwards it: SIGINT, SIGTERM and SIGHUP
@@ -39,6 +42,7 @@ mod interrupt;
 mod orphans;
 mod program;
 mod run;
+mod sentinel;
 mod streaming;
 mod supervised;
 
@@ -47,6 +51,7 @@ pub use interrupt::{check, install_interrupt_handler, interrupted, EXIT_INTERRUP
 pub use orphans::{adopt_orphans, kill_adopted};
 pub use program::Program;
 pub use run::{last_lines, output, run, stderr_text, Finished, RunOptions};
+pub use sentinel::{serve_sentinel, Sentinel, SentinelError, RUN_VARIABLE, SENTINEL_ARGUMENT};
 pub use streaming::Streaming;
 pub use supervised::{Ended, Limits, Role, Supervised};
 

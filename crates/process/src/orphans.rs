@@ -13,7 +13,8 @@
 //! (SIGKILL), its direct children die with it (`PR_SET_PDEATHSIG`), but a
 //! descendant that left its group and whose parent is still alive is
 //! re-parented to the next subreaper or init and keeps running; nothing
-//! in the dead process can act any more.
+//! in the dead process can act any more. That is the sentinel's part
+//! ([`crate::Sentinel`]), a process of its own.
 
 /// Makes this process the subreaper of its descendants. Linux only; a
 /// no-op elsewhere.

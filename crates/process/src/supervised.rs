@@ -120,6 +120,7 @@ impl Supervised {
             source,
         })?;
         groups.insert(child.id() as i32);
+        crate::sentinel::report_group(child.id() as i32, true);
         Ok(Supervised {
             child,
             label,
@@ -264,6 +265,9 @@ impl Supervised {
 
     fn reap(&mut self) -> std::io::Result<ExitStatus> {
         kill_group(self.group(), libc::SIGKILL);
+        // Before the leader is reaped: after it, the id may name another
+        // group.
+        crate::sentinel::report_group(self.group(), false);
         let status = self.child.wait();
         self.reaped = true;
         groups().remove(&self.group());

@@ -6,5 +6,6 @@
 
 pub use regress_process::{
     adopt_orphans, check, install_interrupt_handler, interrupted, kill_adopted, output,
-    stderr_text, Ended, ProcessError, Role, Supervised, EXIT_INTERRUPTED,
+    serve_sentinel, stderr_text, Ended, ProcessError, Role, Sentinel, Supervised, EXIT_INTERRUPTED,
+    SENTINEL_ARGUMENT,
 };

@@ -24,6 +24,9 @@ pub enum Valgrind {
     LeavesDaemon,
     /// Starts a sleeping grandchild and waits for it: hangs.
     Hangs,
+    /// Starts a daemon (`setsid`) and a child that starts its own sleeping
+    /// child, then hangs: what a wrapper leaves when `regress` is killed.
+    HangsLeavingDaemon,
     /// Dies of SIGSEGV.
     Crashes,
     /// Exits 0 without running anything.
@@ -75,6 +78,9 @@ printf 'desc: fake\ncmd: ./harness\nevents: Ir\nfl=harnesses/src/fake.rs\nfn=fak
                 format!("{program_run}\nsetsid sleep 300 </dev/null >/dev/null 2>&1 &\n")
             }
             Valgrind::Hangs => HANG.to_owned(),
+            Valgrind::HangsLeavingDaemon => format!(
+                "setsid sleep 300 </dev/null >/dev/null 2>&1 &\n(sleep 300; true) &\n{HANG}"
+            ),
             Valgrind::Crashes => "kill -SEGV $$".to_owned(),
             Valgrind::RunsNothing => "exit 0".to_owned(),
             Valgrind::Fails101 => "exit 101".to_owned(),

@@ -1,6 +1,7 @@
 //! The interrupt cases: SIGINT or SIGTERM while a command measures,
 //! builds or writes; every one must end with 130, leave no process and
-//! change nothing outside `perf_outputs/`.
+//! change nothing outside `perf_outputs/`. And SIGKILL, which `regress`
+//! cannot handle: its sentinel must leave no process either.
 
 use std::path::Path;
 
@@ -125,6 +126,17 @@ sleep 300 & wait
             "measure",
             int,
             false,
+        ),
+        // SIGKILL: nothing in `regress` can act; its sentinel kills the
+        // daemon and the wrapper's child (no message to check: 128 + 9).
+        case(
+            "run, SIGKILL while a wrapper measures, leaving a daemon and a child",
+            137,
+            "",
+            |w, t| {
+                let call = w.measure("run", Valgrind::HangsLeavingDaemon, ValgrindTools::Real);
+                w.play(t, &interrupted(call, "measure", libc::SIGKILL))
+            },
         ),
         case("two runs at once", 0, "harness", |w, t| {
             let call = w.measure("run", Valgrind::Works, ValgrindTools::Real);

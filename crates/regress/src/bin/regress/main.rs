@@ -14,9 +14,12 @@ mod cli;
 mod cli_history;
 mod commands;
 
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
+use regress::process::{serve_sentinel, Sentinel, SENTINEL_ARGUMENT};
 use regress::report::Reporter;
 use regress::workspace::Workspace;
 
@@ -24,14 +27,27 @@ use cli::{Cli, Command, CpuChoice};
 use commands::{Context, Outcome};
 
 fn main() -> ExitCode {
+    let arguments: Vec<OsString> = std::env::args_os().collect();
+    if arguments.get(1).map(OsString::as_os_str) == Some(OsStr::new(SENTINEL_ARGUMENT)) {
+        return sentinel(&arguments[2..]);
+    }
     let cli = Cli::parse();
     let reporter = Reporter::new();
+    // Before any thread or child exists: it marks this process's
+    // environment, which every child inherits.
+    let sentinel = start_sentinel(&reporter);
     prepare_signals(&reporter);
     let result = run(cli, &reporter);
-    // The idle fork servers of the measurements, with their folders.
+    // The idle fork servers of the measurements, with their folders (before
+    // the sentinel, which would kill them and leave the folders).
     regress::measure::fork_server::shut_down();
-    // A descendant that left its child's process group (a daemon a
-    // Valgrind wrapper started) was adopted: none may outlive the command.
+    // Whatever carries this run's marks is killed (this process excepted);
+    // then a descendant that left its child's process group (a daemon a
+    // Valgrind wrapper started) and was adopted: none may outlive the
+    // command.
+    if let Some(sentinel) = sentinel {
+        sentinel.finish();
+    }
     regress::process::kill_adopted();
     if regress::process::interrupted() {
         // Whatever the command was doing when it stopped, the user asked it
@@ -44,6 +60,33 @@ fn main() -> ExitCode {
         Err(error) => {
             reporter.note(&describe(&error));
             exit_code(Outcome::Failed)
+        }
+    }
+}
+
+/// The sentinel that kills what this run leaves if it is killed outright
+/// (`regress::process::Sentinel`); a run goes on without one, warned.
+fn start_sentinel(reporter: &Reporter) -> Option<Sentinel> {
+    let started = Sentinel::start(
+        Path::new("/proc/self/exe"),
+        &[OsStr::new(SENTINEL_ARGUMENT)],
+    );
+    match started {
+        Ok(sentinel) => Some(sentinel),
+        Err(error) => {
+            reporter.note(&format!("warning: {error}"));
+            None
+        }
+    }
+}
+
+/// `regress` started as the sentinel of another `regress`.
+fn sentinel(arguments: &[OsString]) -> ExitCode {
+    match serve_sentinel(arguments) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(2)
         }
     }
 }
