@@ -257,17 +257,7 @@ impl ChildSpec<'_> {
     }
 
     fn command(&self, profile: &Path, log: &Path) -> Command {
-        let valgrind = |tool_args: &[String]| {
-            let mut command = Command::new(&self.valgrind.program);
-            // No gdbserver: it would leave a FIFO in /tmp behind a child that
-            // is killed (a timeout, an interrupt), and nothing here debugs.
-            command
-                .arg("--vgdb=no")
-                .args(tool_args)
-                .arg(format!("--log-file={}", log.display()))
-                .arg("./harness");
-            command
-        };
+        let valgrind = |tool_args: &[String]| valgrind_command(self.valgrind, tool_args, log);
         let mut command = match self.tool {
             Tool::Heap {
                 under_none: true, ..
@@ -282,12 +272,7 @@ impl ChildSpec<'_> {
                 valgrind(&self.counting_args(profile).unwrap_or_default())
             }
         };
-        // No arguments: the request is in the environment, and the
-        // program's `main` serves it before it looks at anything else.
-        command
-            .current_dir(self.scratch)
-            .env_clear()
-            .envs(child_environment(self.cpu));
+        pin(&mut command, self.scratch, self.cpu);
         if let Tool::Heap { hooks, ia32cap, .. } = self.tool {
             command
                 .env("LD_PRELOAD", hooks)
@@ -439,6 +424,33 @@ fn cannot_write(folder: &Path, status: ExitStatus) -> Option<std::io::Error> {
     });
     let _ = std::fs::remove_file(&probe);
     written.err()
+}
+
+/// `valgrind` with `tool_args`, logging to `log`, running `./harness` (the
+/// measured program's link in the working folder, see [`pin`]): what every
+/// Valgrind child runs, and every fork server.
+pub(super) fn valgrind_command(valgrind: &Valgrind, tool_args: &[String], log: &Path) -> Command {
+    let mut command = Command::new(&valgrind.program);
+    // No gdbserver: it would leave a FIFO in /tmp behind a child that is
+    // killed (a timeout, an interrupt), and nothing here debugs.
+    command
+        .arg("--vgdb=no")
+        .args(tool_args)
+        .arg(format!("--log-file={}", log.display()))
+        .arg("./harness");
+    command
+}
+
+/// Runs `command` in `folder` with the fixed environment of CPU profile
+/// `cpu` ([`child_environment`]) and nothing else. No arguments: the request
+/// is in the environment (or, for a fork server's child, read after the
+/// fork), and the program's `main` serves it before it looks at anything
+/// else.
+pub(super) fn pin(command: &mut Command, folder: &Path, cpu: CpuProfile) {
+    command
+        .current_dir(folder)
+        .env_clear()
+        .envs(child_environment(cpu));
 }
 
 /// Starts the child with address-space randomization off, as `setarch -R`

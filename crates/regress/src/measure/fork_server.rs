@@ -28,7 +28,7 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -39,7 +39,7 @@ use regress_measure::fork_server::{
 
 use regress_measure::parts::Plan;
 
-use super::cachegrind::{self, child_environment, link_binary, ChildSpec, Tool};
+use super::cachegrind::{self, link_binary, ChildSpec, Tool};
 use super::cpu_profile::CpuProfile;
 use super::scratch::ScratchDir;
 use super::valgrind::Valgrind;
@@ -332,19 +332,11 @@ impl ForkServer {
             return Ok(None);
         }
         let stderr = dir.join("server.stderr.txt");
-        let mut command = Command::new(&valgrind.program);
+        // The key's arguments name profiles `out.%p` in this folder.
+        let mut command =
+            cachegrind::valgrind_command(valgrind, &key.args, &dir.join("valgrind.%p.log"));
+        cachegrind::pin(&mut command, dir, key.cpu);
         command
-            .arg("--vgdb=no")
-            // The key's arguments name profiles `out.%p` in this folder.
-            .args(&key.args)
-            .arg(format!(
-                "--log-file={}",
-                dir.join("valgrind.%p.log").display()
-            ))
-            .arg("./harness")
-            .current_dir(dir)
-            .env_clear()
-            .envs(child_environment(key.cpu))
             .env(ENV_FORK_SERVER_PROTOCOL, "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
