@@ -40,6 +40,7 @@
 mod error;
 mod interrupt;
 mod orphans;
+mod procfs;
 mod program;
 mod run;
 mod sentinel;

@@ -62,24 +62,9 @@ pub fn kill_adopted() -> usize {
 
 /// The processes whose parent is `parent` (zombies included).
 fn children_of(parent: u32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // `pid (comm) state ppid ...`: comm may hold spaces and `)`.
-            let ppid: u32 = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            (ppid == parent).then_some(pid)
-        })
+    crate::procfs::processes()
+        .into_iter()
+        .filter(|&pid| crate::procfs::stat_field(pid, 1) == Some(u64::from(parent)))
         .collect()
 }
 

@@ -341,7 +341,7 @@ fn sweep(watch: &Watch, groups: &std::collections::BTreeSet<i32>) -> usize {
         } else {
             0
         };
-        let found: Vec<i32> = processes()
+        let found: Vec<i32> = crate::procfs::processes()
             .into_iter()
             .filter(|&pid| pid != me && pid != spared && carries(pid, watch))
             .collect();
@@ -388,17 +388,6 @@ fn kill_checked(pid: i32, watch: &Watch) -> bool {
     }
 }
 
-/// Every process id in `/proc`.
-fn processes() -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-        .collect()
-}
-
 /// Whether `pid` started no earlier than `regress` and carries the run's
 /// token or holds its mark.
 fn carries(pid: i32, watch: &Watch) -> bool {
@@ -438,18 +427,9 @@ fn has_token(environ: &[u8], token: &str) -> bool {
         })
 }
 
-/// When `pid` started, in clock ticks after boot (`/proc/PID/stat`, field
-/// 22).
+/// When `pid` started, in clock ticks after boot.
 fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid ...`: comm may hold spaces and `)`; the start
-    // time is the 20th field after it.
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(19)?
-        .parse()
-        .ok()
+    crate::procfs::stat_field(pid, 19)
 }
 
 /// The (device, inode) of an open descriptor of this process.
