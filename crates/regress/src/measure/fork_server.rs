@@ -246,8 +246,8 @@ extern "C" fn shut_down_at_exit() {
     shut_down();
 }
 
-/// The device and inode of `path`.
-fn file_id(path: &Path) -> Result<(u64, u64)> {
+/// The device and inode of `path` (the file, whatever link names it).
+pub(super) fn file_id(path: &Path) -> Result<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).map_err(|source| MeasureError::io("read", path, source))?;
     Ok((meta.dev(), meta.ino()))

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::callgrind_out::{self, Costs};
 use super::flame::CallGraph;
+use super::fork_server::file_id;
 use super::symbols::Symbols;
 use super::{MeasureError, Result};
 use crate::compare::Normalizer;
@@ -110,12 +111,7 @@ pub fn read_dumps(profile: &Path, program: Option<&Path>) -> Result<Dumps> {
     // The same file by another name too: a fork server's child runs the
     // server's link to the program, a hard link of the one in `program`'s
     // folder.
-    let file_id = |path: &Path| {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path)
-            .ok()
-            .map(|meta| (meta.dev(), meta.ino()))
-    };
+    let file_id = |path: &Path| file_id(path).ok();
     let program_id = program.and_then(file_id);
     let is_it = |object: &str| {
         program_path.as_deref().is_some_and(|program| {
