@@ -198,39 +198,55 @@ fn calibration_counts_exactly_three_instructions_per_iteration() {
     assert!(record.fingerprint.libraries.contains_key("s2n-tls"));
 }
 
-/// A child forked from a fork server (Callgrind's method) counts exactly
-/// what a child under a Valgrind of its own counts, whichever children the
-/// server forked before it, and the servers end with their folders.
+/// A child forked from a fork server counts exactly what a child under a
+/// Valgrind of its own counts, whichever children the server forked before
+/// it, under Callgrind's method and this Valgrind's Cachegrind method
+/// (subtraction before 3.22, whose two children are forked at the same
+/// position of two servers, even after a child that failed put one server
+/// ahead), and the servers end with their folders.
 fn forked_children_count_what_started_children_count() {
     use regress::measure::fork_server;
+    use regress::measure::valgrind::Method;
     let scratch = support::Scratch::new();
     let Some(runner) = runner(scratch.workspace(), Duration::from_secs(300)) else {
         return;
     };
-    if runner.valgrind.method != regress::measure::valgrind::Method::Callgrind {
-        eprintln!("skipped: only Callgrind's method forks its children");
-        return;
-    }
     let binary = this_binary();
-    let forked_before = fork_server::forked_children();
-    let first = runner.measure("fixture::spin_1m", &binary).expect("forked");
-    runner
-        .measure("fixture::spin_2m", &binary)
-        .expect("another harness, forked from the same server");
-    let again = runner
-        .measure("fixture::spin_1m", &binary)
-        .expect("forked after another harness");
-    assert!(
-        fork_server::forked_children() >= forked_before + 3,
-        "the three children were not forked from a server"
-    );
-    let alone = runner
-        .clone()
-        .with_fork_servers(false)
-        .measure("fixture::spin_1m", &binary)
-        .expect("started on its own");
-    assert_eq!(again, first, "a forked child depends on the one before it");
-    assert_eq!(alone, first, "forked and started children disagree");
+    let cachegrind = Method::for_version(runner.valgrind.version);
+    for method in [Method::Callgrind, cachegrind] {
+        let mut runner = runner.clone();
+        runner.valgrind.method = method;
+        let forked_before = fork_server::forked_children();
+        let first = runner.measure("fixture::spin_1m", &binary).expect("forked");
+        runner
+            .measure("fixture::spin_2m", &binary)
+            .expect("another harness, forked from the same server");
+        // Fails in its first child: under subtraction, that lane's server
+        // is one child ahead of the other's from here on.
+        runner
+            .measure("fixture::panics", &binary)
+            .expect_err("the fixture panics");
+        let again = runner
+            .measure("fixture::spin_1m", &binary)
+            .expect("forked after other harnesses");
+        assert!(
+            fork_server::forked_children() >= forked_before + 4,
+            "{method}: the children were not forked from a server"
+        );
+        let alone = runner
+            .clone()
+            .with_fork_servers(false)
+            .measure("fixture::spin_1m", &binary)
+            .expect("started on its own");
+        assert_eq!(
+            again, first,
+            "{method}: a forked child depends on the ones before it"
+        );
+        assert_eq!(
+            alone, first,
+            "{method}: forked and started children disagree"
+        );
+    }
 
     let servers = || -> Vec<String> {
         let folder = scratch.workspace().perf_outputs_dir().join(".scratch");

@@ -204,6 +204,12 @@ pub struct ChildSpec<'a> {
     /// For a Cachegrind or Callgrind child: the fork servers that may fork
     /// it instead of a Valgrind started for it alone ([`ForkServers`]).
     pub fork_servers: Option<&'a ForkServers>,
+    /// For a child Cachegrind counts whole (subtraction), forked: the
+    /// position its server must fork it at, its partner's
+    /// ([`ChildOutcome::fork_position`]), so that both count from the same
+    /// instructions. `None` for the first child of a subtraction and for
+    /// every other child.
+    pub fork_position: Option<u64>,
 }
 
 /// What a child left behind.
@@ -215,6 +221,9 @@ pub struct ChildOutcome {
     pub report: ChildReport,
     /// The program the child ran (its link in the scratch folder).
     pub program: PathBuf,
+    /// For a forked child: how many children its server had forked before
+    /// it ([`ChildSpec::fork_position`]).
+    pub fork_position: Option<u64>,
 }
 
 impl ChildSpec<'_> {
@@ -355,9 +364,12 @@ impl ChildSpec<'_> {
             )?,
             None => None,
         };
-        let status = match forked {
-            Some(status) => status,
-            None => self.spawn(&request, &profile, &log, &stdout_path, &stderr_path, &link)?,
+        let (status, fork_position) = match forked {
+            Some(forked) => (forked.status, Some(forked.position)),
+            None => (
+                self.spawn(&request, &profile, &log, &stdout_path, &stderr_path, &link)?,
+                None,
+            ),
         };
 
         if !status.success() {
@@ -405,6 +417,7 @@ impl ChildSpec<'_> {
             profile,
             report,
             program: link,
+            fork_position,
         })
     }
 }

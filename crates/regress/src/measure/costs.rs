@@ -62,6 +62,7 @@ impl Runner {
             scratch: scratch.path(),
             timeout: self.timeout,
             fork_servers: Some(self.fork_servers()),
+            fork_position: None,
         }
         .run()
         .and_then(|child| {

@@ -222,6 +222,19 @@ pub enum MeasureError {
     },
 
     #[error(
+        "{harness}: the two children of a subtraction were forked at different positions of \
+         their fork servers ({last:?} and {before:?}), so their counts do not start from the \
+         same instructions.\n  \
+         Measure again with REGRESS_FORK_SERVER=off (every child started on its own), and \
+         report this: it is a fault of the runner."
+    )]
+    ForkPositionsDiffer {
+        harness: String,
+        last: Option<u64>,
+        before: Option<u64>,
+    },
+
+    #[error(
         "the harness binary {binary} is gone (rebuilt or removed while measuring?); run again"
     )]
     BinaryGone { binary: PathBuf },

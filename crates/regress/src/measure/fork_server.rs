@@ -13,8 +13,16 @@
 //! under the names a child started on its own leaves there, so everything
 //! after the run is the same.
 //!
-//! Children that Cachegrind counts whole (subtraction, Valgrind < 3.22)
-//! are still started one by one (see [`ForkServers::run`]).
+//! A child that Cachegrind counts whole (subtraction, Valgrind < 3.22)
+//! counts its server's start and every loop the server made before forking
+//! it: each fork adds the same instructions (measured: 157 on Valgrind
+//! 3.19). The two children of a subtraction are therefore forked from two
+//! servers (one per number of runs, a *lane*) at the same position, the
+//! number of children each had forked before: their counts then start
+//! from the same instructions and the difference is the path's, as
+//! between two started children (see [`ForkServers::run`]). And every
+//! server's folder has a name of one length, since the program's start
+//! scans text that names it (see [`ForkServer::start`]).
 //!
 //! A program from before the fork server does not answer it: its children
 //! are started one by one, as before. A server whose child ran out of time,
@@ -48,7 +56,7 @@ use crate::process::{Role, Supervised};
 
 static NEXT_SERVER: AtomicU64 = AtomicU64::new(0);
 
-/// `on` (the default) or `off`: whether Callgrind children are forked
+/// `on` (the default) or `off`: whether Callgrind and Cachegrind children are forked
 /// from fork servers, or each started under a Valgrind of its own.
 pub const ENV_FORK_SERVER: &str = "REGRESS_FORK_SERVER";
 
@@ -80,15 +88,24 @@ struct Key {
     program: (u64, u64),
     cpu: CpuProfile,
     folder: PathBuf,
+    /// For a child Cachegrind counts whole: its number of runs. Each
+    /// server forks the children of one lane only.
+    lane: Option<usize>,
 }
 
 /// The name a server gives the profiles of its children: Valgrind puts
 /// each child's process id for `%p`.
 const PROFILE_PATTERN: &str = "out.%p";
 
-/// The most idle servers kept (two measuring threads each of a diff's two
-/// sides).
-const MAX_IDLE: usize = 4;
+/// The most idle servers kept: two measuring threads each of a diff's two
+/// sides; with subtraction, each thread's two lanes and its Callgrind
+/// child's server.
+const MAX_IDLE: usize = 6;
+
+/// The most children a server forks only to reach the position a
+/// subtraction asks for ([`ForkServer::advance`]): a guard against a
+/// runaway position (in a run, partners are a few children apart at most).
+const MAX_ADVANCE: u64 = 10_000;
 
 static FORKED: AtomicU64 = AtomicU64::new(0);
 
@@ -116,6 +133,14 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
 pub struct ForkServers {
     /// `false`: every child is started on its own.
     enabled: bool,
+}
+
+/// How a forked child ended, and where in its server's life it was forked.
+#[derive(Debug, Clone, Copy)]
+pub struct Forked {
+    pub status: ExitStatus,
+    /// How many children its server had forked before it.
+    pub position: u64,
 }
 
 /// The files of one child, as a child started on its own leaves them.
@@ -149,28 +174,30 @@ impl ForkServers {
     /// `variables` through a fork server, and returns how it ended; `None`
     /// when forking is off, the child is of another tool, or the program is
     /// not a fork server (its children must be started one by one).
+    ///
+    /// A child that brackets what it counts (Callgrind, Cachegrind's
+    /// markers) counts the same whichever server forks it. A child that
+    /// Cachegrind counts whole (subtraction) counts its server's life
+    /// before the fork too: it is forked by a server of its lane (its
+    /// number of runs), at `child.fork_position` when that is given (its
+    /// partner's position), so that both children of a subtraction start
+    /// from the same count.
     pub fn run(
         &self,
         child: &ChildSpec<'_>,
         program: &Path,
         variables: &[(&'static str, String)],
         files: &ChildFiles<'_>,
-    ) -> Result<Option<ExitStatus>> {
-        // A child that Cachegrind counts whole (subtraction, Valgrind <
-        // 3.22) is not forked: its count would start with the server's
-        // (measured: every subtraction came out 157 instructions lower
-        // forked than started, on every harness, Valgrind 3.19), whereas a
-        // child that brackets what it counts (Callgrind, Cachegrind's
-        // markers) counts the same either way.
-        let whole_process =
-            child.tool == Tool::Cachegrind && !matches!(child.plan, Plan::Cachegrind(_));
-        let args = match child.counting_args(Path::new(PROFILE_PATTERN)) {
-            Some(args) if !whole_process => args,
-            _ => return Ok(None),
+    ) -> Result<Option<Forked>> {
+        let Some(args) = child.counting_args(Path::new(PROFILE_PATTERN)) else {
+            return Ok(None);
         };
         if !self.enabled {
             return Ok(None);
         }
+        let whole_process =
+            child.tool == Tool::Cachegrind && !matches!(child.plan, Plan::Cachegrind(_));
+        let position = child.fork_position.filter(|_| whole_process);
         let (valgrind, harness, timeout) = (child.valgrind, child.harness, child.timeout);
         let key = Key {
             valgrind: valgrind.program.clone(),
@@ -182,6 +209,7 @@ impl ForkServers {
                 .parent()
                 .unwrap_or(files.scratch)
                 .to_path_buf(),
+            lane: whole_process.then_some(child.runs),
         };
         let taken = {
             let mut pool = lock(&POOL);
@@ -191,9 +219,16 @@ impl ForkServers {
             // A server whose folder went (a test's workspace, removed) can
             // write no dump any more: end it.
             pool.idle.retain(|server| server.folder.path().is_dir());
+            // At a position: the server of the lane nearest below it (it
+            // forks fewest children to reach it).
             pool.idle
                 .iter()
-                .position(|server| server.key == key)
+                .enumerate()
+                .filter(|(_, server)| {
+                    server.key == key && position.is_none_or(|at| server.forks <= at)
+                })
+                .max_by_key(|(_, server)| server.forks)
+                .map(|(index, _)| index)
                 .map(|index| pool.idle.swap_remove(index))
         };
         let mut server = match taken {
@@ -214,7 +249,13 @@ impl ForkServers {
             }
         };
         // On an error the server is dropped here, which kills it.
-        let status = server.fork(harness, variables, files, timeout)?;
+        if let Some(at) = position {
+            server.advance(harness, at)?;
+        }
+        let forked = Forked {
+            position: server.forks,
+            status: server.fork(harness, variables, files, timeout)?,
+        };
         FORKED.fetch_add(1, Ordering::Relaxed);
         let mut pool = lock(&POOL);
         pool.idle.push(server);
@@ -223,7 +264,7 @@ impl ForkServers {
         while pool.idle.len() > MAX_IDLE {
             pool.idle.remove(0);
         }
-        Ok(Some(status))
+        Ok(Some(forked))
     }
 }
 
@@ -311,16 +352,28 @@ struct ForkServer {
     stdout: ChildStdout,
     process: Supervised,
     folder: ScratchDir,
+    /// How many children it has forked (each loop of the server's, the
+    /// same instructions every time).
+    forks: u64,
 }
 
 impl ForkServer {
     /// Starts a server in a folder of its own under `parent`; `None` when
     /// the program does not say it is one.
     fn start(key: Key, valgrind: &Valgrind, program: &Path) -> Result<Option<ForkServer>> {
+        // Every server's folder name has the same length: the program's
+        // start reads `/proc/self/maps` (Rust's stack guard, through
+        // glibc), whose lines name the program by this folder, and a
+        // longer line costs more instructions to scan. A child Cachegrind
+        // counts whole counts its server's start, so the two servers of a
+        // subtraction must start alike (measured, Valgrind 3.19: with
+        // names of growing length, 7 and 16 of 147 subtractions came out
+        // 238 instructions low in two of three gate runs; with one length,
+        // none in three).
         let folder = ScratchDir::create(
             &key.folder,
             &format!(
-                "fork-server.{}",
+                "fork-server.{:010}",
                 NEXT_SERVER.fetch_add(1, Ordering::Relaxed)
             ),
         )?;
@@ -363,6 +416,7 @@ impl ForkServer {
                 stdout,
                 process,
                 folder,
+                forks: 0,
             })),
             // Not a fork server (a program from before it ends at once,
             // with its usage), or too slow to say so: start children one
@@ -398,10 +452,57 @@ impl ForkServer {
                 .map(|(variable, value)| ((*variable).to_owned(), value.clone())),
         );
         let request = frame(&lines).map_err(|reason| self.broken(harness, reason))?;
+        let (pid, status) = self.exchange(harness, &request, timeout, files.scratch)?;
+        self.collect(pid, files)?;
+        Ok(ExitStatus::from_raw(status))
+    }
+
+    /// Forks children that serve nothing (an empty request, which the
+    /// child refuses at once) until this server has forked `position`
+    /// children, and removes what they leave. The server's loop is the
+    /// same whatever its child did, so the next child starts from the
+    /// count a child at `position` of any server of this key starts from.
+    fn advance(&mut self, harness: &str, position: u64) -> Result<()> {
+        if position.saturating_sub(self.forks) > MAX_ADVANCE {
+            return Err(self.broken(
+                harness,
+                format!(
+                    "a subtraction asked for its child {position}, {MAX_ADVANCE}+ children ahead"
+                ),
+            ));
+        }
+        let empty = frame(&[]).map_err(|reason| self.broken(harness, reason))?;
+        while self.forks < position {
+            let dir = self.folder.path().to_path_buf();
+            let (pid, _refused) =
+                self.exchange(harness, &empty, cachegrind::quick_timeout(), &dir)?;
+            for file in [format!("out.{pid}"), format!("valgrind.{pid}.log")] {
+                let path = dir.join(file);
+                if let Err(source) = std::fs::remove_file(&path) {
+                    if source.kind() != std::io::ErrorKind::NotFound {
+                        return Err(MeasureError::io("remove", &path, source));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends one framed request and waits (at most `timeout`) for the
+    /// process id and wait status of the child that served it; counts the
+    /// fork. `logs` is named by a timeout.
+    fn exchange(
+        &mut self,
+        harness: &str,
+        request: &[u8],
+        timeout: Duration,
+        logs: &Path,
+    ) -> Result<(i32, i32)> {
         self.stdin
-            .write_all(&request)
+            .write_all(request)
             .and_then(|()| self.stdin.flush())
             .map_err(|error| self.broken(harness, format!("cannot send it a request: {error}")))?;
+        self.forks += 1;
         let mut answer = [0u8; 8];
         match read_exact_until(&mut self.stdout, &mut answer, Instant::now() + timeout)? {
             Reading::Full => {}
@@ -412,7 +513,7 @@ impl ForkServer {
                 return Err(MeasureError::Timeout {
                     harness: harness.to_owned(),
                     seconds: timeout.as_secs(),
-                    logs: files.scratch.to_path_buf(),
+                    logs: logs.to_path_buf(),
                 })
             }
         }
@@ -421,8 +522,7 @@ impl ForkServer {
         if pid <= 0 {
             return Err(self.broken(harness, format!("it answered with process id {pid}")));
         }
-        self.collect(pid, files)?;
-        Ok(ExitStatus::from_raw(status))
+        Ok((pid, status))
     }
 
     /// Moves child `pid`'s profile (Cachegrind's; Callgrind's dumps) and

@@ -208,6 +208,7 @@ impl Runner {
             scratch,
             timeout: self.timeout,
             fork_servers: Some(&self.fork_servers),
+            fork_position: None,
         }
     }
 
@@ -357,10 +358,13 @@ impl Runner {
             let costs = self.line_data(|| executed::cachegrind_costs(&last.profile))?;
             return Ok((last.profile.clone(), total, last, costs));
         }
-        let before = self
-            .child(harness, binary, scratch, PREPARED_INPUTS - 1)
-            .run()?;
-        check_same_machine(harness, &before, &last)?;
+        // Forked, at its partner's position: see `fork_server`.
+        let before = ChildSpec {
+            fork_position: last.fork_position,
+            ..self.child(harness, binary, scratch, PREPARED_INPUTS - 1)
+        }
+        .run()?;
+        check_same_start(harness, &before, &last)?;
         let region = scratch.join("region.cachegrind.out");
         annotate::diff(&self.valgrind, &before.profile, &last.profile, &region)?;
         let costs = self.line_data(|| -> Result<_> {
@@ -594,9 +598,10 @@ fn instructions_of(path: &Path) -> Result<i64> {
         })
 }
 
-/// Both subtraction children must have seen the same CPU, or their
-/// difference means nothing.
-fn check_same_machine(
+/// Both subtraction children must have seen the same CPU, and (forked)
+/// been forked at the same position of their servers, or their difference
+/// means nothing.
+fn check_same_start(
     harness: &HarnessName,
     before: &ChildOutcome,
     last: &ChildOutcome,
@@ -606,6 +611,13 @@ fn check_same_machine(
             harness: harness.to_string(),
             before: before.report.cpu_features.clone(),
             after: last.report.cpu_features.clone(),
+        });
+    }
+    if before.fork_position != last.fork_position {
+        return Err(MeasureError::ForkPositionsDiffer {
+            harness: harness.to_string(),
+            last: last.fork_position,
+            before: before.fork_position,
         });
     }
     Ok(())
