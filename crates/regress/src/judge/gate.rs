@@ -36,15 +36,14 @@ impl UnmatchedPolicy {
 
     /// The policy a value of [`ENV_UNMATCHED`] names (`None`: unset).
     pub fn parse(value: Option<&str>) -> Result<UnmatchedPolicy, MeasureError> {
-        match value {
-            None | Some("") | Some("fail") => Ok(UnmatchedPolicy::Fail),
-            Some("warn") => Ok(UnmatchedPolicy::Warn),
-            Some(other) => Err(MeasureError::BadSetting {
-                variable: ENV_UNMATCHED,
-                value: other.to_owned(),
-                expected: "`fail` or `warn`",
-            }),
-        }
+        crate::measure::setting::one_of(
+            ENV_UNMATCHED,
+            value,
+            &[
+                ("fail", UnmatchedPolicy::Fail),
+                ("warn", UnmatchedPolicy::Warn),
+            ],
+        )
     }
 }
 

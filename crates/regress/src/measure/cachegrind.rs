@@ -80,15 +80,7 @@ pub const ENV_HEAP_CHILD: &str = "REGRESS_HEAP_CHILD";
 /// Valgrind's `none` tool rather than native ones (same figures, measured;
 /// about 2.5 times the suite's time).
 pub fn heap_child_under_none(choice: Option<&str>) -> Result<bool> {
-    match choice.map(str::trim) {
-        None | Some("") | Some("native") => Ok(false),
-        Some("none") => Ok(true),
-        Some(other) => Err(MeasureError::BadSetting {
-            variable: ENV_HEAP_CHILD,
-            value: other.chars().take(40).collect(),
-            expected: "`native` or `none`",
-        }),
-    }
+    super::setting::one_of(ENV_HEAP_CHILD, choice, &[("native", false), ("none", true)])
 }
 
 /// The environment every child of CPU profile `cpu` gets, and nothing
@@ -130,7 +122,7 @@ fn parse_timeout(value: Option<&str>) -> Result<Duration> {
         .ok_or_else(|| MeasureError::BadSetting {
             variable: ENV_TIMEOUT,
             value: text.chars().take(40).collect(),
-            expected: "a whole number of seconds from 1 to 86400",
+            expected: format!("a whole number of seconds from 1 to {MAX_TIMEOUT_SECS}"),
         })
 }
 

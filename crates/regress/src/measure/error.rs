@@ -146,7 +146,7 @@ pub enum MeasureError {
     BadSetting {
         variable: &'static str,
         value: String,
-        expected: &'static str,
+        expected: String,
     },
 
     #[error(

@@ -62,15 +62,7 @@ pub const ENV_FORK_SERVER: &str = "REGRESS_FORK_SERVER";
 
 /// Whether `choice` ([`ENV_FORK_SERVER`]) lets children be forked.
 pub fn enabled(choice: Option<&str>) -> Result<bool> {
-    match choice.map(str::trim) {
-        None | Some("") | Some("on") => Ok(true),
-        Some("off") => Ok(false),
-        Some(other) => Err(MeasureError::BadSetting {
-            variable: ENV_FORK_SERVER,
-            value: other.chars().take(40).collect(),
-            expected: "`on` or `off`",
-        }),
-    }
+    super::setting::one_of(ENV_FORK_SERVER, choice, &[("on", true), ("off", false)])
 }
 
 /// What a server is started for: a child it forks measures this program

@@ -21,7 +21,8 @@
 //! [`flame`] rebuilds call paths from a Callgrind child's call graph and
 //! draws them as flame graphs.
 //!
-//! Their error is [`MeasureError`] (`error`).
+//! Their error is [`MeasureError`] (`error`); [`setting`] reads the
+//! settings that are one word of a few.
 //!
 //! [`scale`] is the wall-clock counterpart: the same harnesses run natively
 //! on 1..N threads.
@@ -44,6 +45,7 @@ pub mod overhead;
 pub mod runner;
 pub mod scale;
 pub mod scratch;
+pub mod setting;
 pub mod split;
 pub mod symbols;
 pub mod valgrind;

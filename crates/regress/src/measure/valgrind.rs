@@ -57,15 +57,14 @@ impl Method {
     /// `callgrind` (also when unset) or `cachegrind` (markers or
     /// subtraction, by version).
     pub fn chosen(version: Version, choice: Option<&str>) -> Result<Method> {
-        match choice.map(str::trim) {
-            None | Some("") | Some("callgrind") => Ok(Method::Callgrind),
-            Some("cachegrind") => Ok(Method::for_version(version)),
-            Some(other) => Err(MeasureError::BadSetting {
-                variable: ENV_METHOD,
-                value: other.chars().take(40).collect(),
-                expected: "`callgrind` or `cachegrind`",
-            }),
-        }
+        super::setting::one_of(
+            ENV_METHOD,
+            choice,
+            &[
+                ("callgrind", Method::Callgrind),
+                ("cachegrind", Method::for_version(version)),
+            ],
+        )
     }
 
     /// Whether Cachegrind counts (and Callgrind only splits).
