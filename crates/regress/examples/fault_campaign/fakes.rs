@@ -63,7 +63,12 @@ impl World {
     pub fn valgrind(&self, mode: Valgrind, tools: Tools) -> PathBuf {
         let dir = self.fakes.join(format!("valgrind-{mode:?}-{tools:?}"));
         let stage = self.stage.display();
+        // The fake counts nothing itself, so it cannot serve forks: it
+        // runs the program without the fork server's variable, as a
+        // Valgrind whose program never answers the greeting, and the
+        // runner starts each child on its own.
         let program_run = r#"
+unset REGRESS_FORK_SERVER_PROTOCOL
 out=""; for arg in "$@"; do case "$arg" in --cachegrind-out-file=*) out="${arg#*=}";; esac; done
 prog="${@: -1}"
 "$prog" || exit $?
