@@ -28,7 +28,7 @@
 //! are started one by one, as before. A server whose child ran out of time,
 //! or that misbehaved, is killed with its group and never reused; an
 //! interrupt kills it too. Idle servers end when the command ends
-//! ([`shut_down`]) or the process exits, and [`Supervised`] kills the group
+//! ([`shut_down`]) or the process exits, and [`Supervised`](crate::process::Supervised) kills the group
 //! whatever happens.
 
 use std::collections::BTreeSet;
