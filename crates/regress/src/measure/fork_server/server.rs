@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -23,6 +23,10 @@ use crate::measure::{MeasureError, Result};
 use crate::process::{Role, Supervised};
 
 static NEXT_SERVER: AtomicU64 = AtomicU64::new(0);
+
+/// The name a server gives the Valgrind log of each child (`%p`: its
+/// process id), beside its profiles ([`PROFILE_PATTERN`]).
+const LOG_PATTERN: &str = "valgrind.%p.log";
 
 /// The most children a server forks only to reach the position a
 /// subtraction asks for ([`ForkServer::advance`]): a guard against a
@@ -77,8 +81,7 @@ impl ForkServer {
         }
         let stderr = dir.join("server.stderr.txt");
         // The key's arguments name profiles `out.%p` in this folder.
-        let mut command =
-            cachegrind::valgrind_command(valgrind, &key.args, &dir.join("valgrind.%p.log"));
+        let mut command = cachegrind::valgrind_command(valgrind, &key.args, &dir.join(LOG_PATTERN));
         cachegrind::pin(&mut command, dir, key.cpu);
         command
             .env(ENV_FORK_SERVER_PROTOCOL, "1")
@@ -163,17 +166,14 @@ impl ForkServer {
             ));
         }
         let empty = frame(&[]).map_err(|reason| self.broken(harness, reason))?;
+        let dir = self.folder.path().to_path_buf();
         while self.forks < position {
-            let dir = self.folder.path().to_path_buf();
             let (pid, _refused) =
                 self.exchange(harness, &empty, cachegrind::quick_timeout(), &dir)?;
-            for file in [format!("out.{pid}"), format!("valgrind.{pid}.log")] {
-                let path = dir.join(file);
-                if let Err(source) = std::fs::remove_file(&path) {
-                    if source.kind() != std::io::ErrorKind::NotFound {
-                        return Err(MeasureError::io("remove", &path, source));
-                    }
-                }
+            let LeftBehind { profiles, log } = self.files_of(pid)?;
+            for path in profiles.iter().map(|(path, _)| path).chain(&log) {
+                std::fs::remove_file(path)
+                    .map_err(|source| MeasureError::io("remove", path, source))?;
             }
         }
         Ok(())
@@ -220,10 +220,28 @@ impl ForkServer {
     /// log into its scratch folder, under the names a child started on its
     /// own gives them.
     fn collect(&self, pid: i32, files: &ChildFiles<'_>) -> Result<()> {
+        let LeftBehind { profiles, log } = self.files_of(pid)?;
+        for (path, suffix) in profiles {
+            let mut target = files.profile.as_os_str().to_owned();
+            target.push(suffix);
+            move_file(&path, Path::new(&target))?;
+        }
+        if let Some(log) = log {
+            move_file(&log, files.log)?;
+        }
+        Ok(())
+    }
+
+    /// The files child `pid` left in this server's folder: its profiles
+    /// (Cachegrind's; Callgrind's dumps), each with what follows the
+    /// profile's name ([`PROFILE_PATTERN`]: nothing, or `.1`, `.2`, ...),
+    /// and its Valgrind log, if it wrote one ([`LOG_PATTERN`]).
+    fn files_of(&self, pid: i32) -> Result<LeftBehind> {
         let dir = self.folder.path();
         let dumps = PROFILE_PATTERN.replace("%p", &pid.to_string());
         let entries =
             std::fs::read_dir(dir).map_err(|source| MeasureError::io("read", dir, source))?;
+        let mut profiles = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|source| MeasureError::io("read", dir, source))?;
             let file = entry.file_name();
@@ -231,18 +249,15 @@ impl ForkServer {
                 continue;
             };
             // `out.12` must not take `out.123.1`.
-            if !(suffix.is_empty() || suffix.starts_with('.')) {
-                continue;
+            if suffix.is_empty() || suffix.starts_with('.') {
+                profiles.push((entry.path(), suffix.to_owned()));
             }
-            let mut target = files.profile.as_os_str().to_owned();
-            target.push(suffix);
-            move_file(&entry.path(), Path::new(&target))?;
         }
-        let log = dir.join(format!("valgrind.{pid}.log"));
-        if log.exists() {
-            move_file(&log, files.log)?;
-        }
-        Ok(())
+        let log = dir.join(LOG_PATTERN.replace("%p", &pid.to_string()));
+        Ok(LeftBehind {
+            profiles,
+            log: log.exists().then_some(log),
+        })
     }
 
     /// The error of a server that no longer works, with the last lines of
@@ -261,6 +276,14 @@ impl ForkServer {
             logs: self.folder.path().to_path_buf(),
         }
     }
+}
+
+/// What a child left in its server's folder ([`ForkServer::files_of`]).
+struct LeftBehind {
+    /// Each profile, with what follows the profile's name in its file name.
+    profiles: Vec<(PathBuf, String)>,
+    /// Its Valgrind log.
+    log: Option<PathBuf>,
 }
 
 fn move_file(from: &Path, to: &Path) -> Result<()> {
