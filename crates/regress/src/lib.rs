@@ -74,7 +74,7 @@ pub mod workspace;
 pub use harness_name::HarnessName;
 pub use measure::measurement::Measurement;
 pub use measure::runner::Runner;
-/// [`MeasureError`] by its old name, while `report/readme.rs` (rewritten on
+/// [`MeasureError`] by its old name, while `report/readme/` (rewritten on
 /// another branch) still says `crate::Error`; remove it with that.
 pub use measure::MeasureError as Error;
 pub use measure::{MeasureError, Result};
