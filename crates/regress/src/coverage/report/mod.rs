@@ -10,9 +10,18 @@
 //! workspace), the compiled-source files in the folders of the files that
 //! ran, and that no harness ran, are listed too. Without a source, the
 //! functions are the symbols the profiles name.
+//!
+//! The pieces: `finder.rs` finds a file's source on this machine
+//! ([`SourceFinder`]) and reads its functions; `render.rs` shows a
+//! [`Coverage`] on the terminal, in Markdown and as JSON. What ran, merged
+//! over the harnesses, is here.
+
+mod finder;
+mod render;
+
+pub use finder::{spans_of, SourceFinder};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -21,16 +30,9 @@ use super::error::CoverageError;
 use super::lines::{self, Lines};
 use super::origin::{classify, Origin};
 use super::source::{self, Language, Span};
-use crate::format::count;
-use crate::limits;
-use crate::report::markdown::code;
 
 /// The version of `regress coverage --format json`.
 pub const COVERAGE_SCHEMA: u32 = 1;
-/// The largest source file read.
-const MAX_SOURCE: u64 = 16 << 20;
-/// Function names shown per file in the terminal and in Markdown.
-const SHOWN: usize = 12;
 
 /// What the harnesses of one output folder execute.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,96 +97,6 @@ impl LibraryCoverage {
     pub fn sources_read(&self) -> usize {
         self.files.iter().filter(|f| f.source.is_some()).count()
     }
-}
-
-/// Where the source of a profile's file is on this machine.
-#[derive(Debug, Clone, Default)]
-pub struct SourceFinder {
-    /// `$CARGO_HOME/registry/src/*`.
-    registries: Vec<PathBuf>,
-    /// The versions of `aws-lc-sys` and `openssl-src` the harnesses were
-    /// built with (their debug paths name no version, or a build folder
-    /// that is gone).
-    versions: BTreeMap<String, String>,
-}
-
-/// The packages whose sources are found in cargo's registry by version.
-const PACKAGES: [&str; 2] = ["aws-lc-sys", "openssl-src"];
-
-impl SourceFinder {
-    /// Looks in cargo's registry (`CARGO_HOME`, else `~/.cargo`), for the
-    /// versions of `aws-lc-sys` and `openssl-src` that `lock` (the text of
-    /// a `Cargo.lock`) pins.
-    pub fn new(lock: &str) -> SourceFinder {
-        let home = std::env::var_os("CARGO_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
-        let mut registries: Vec<PathBuf> = home
-            .and_then(|home| std::fs::read_dir(home.join("registry/src")).ok())
-            .into_iter()
-            .flatten()
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .collect();
-        registries.sort();
-        SourceFinder {
-            registries,
-            versions: locked_versions(lock),
-        }
-    }
-
-    /// The source file of `path`, if it is on this machine.
-    pub fn find(&self, path: &str) -> Option<PathBuf> {
-        let direct = Path::new(path);
-        if direct.is_absolute() && direct.is_file() {
-            return Some(direct.to_path_buf());
-        }
-        let (package, rest) = if let Some(rest) = path.strip_prefix("/aws-lc/") {
-            ("aws-lc-sys", format!("aws-lc/{rest}"))
-        } else if let Some((_, rest)) = path.split_once("/openssl-build/build/src/") {
-            ("openssl-src", format!("openssl/{rest}"))
-        } else {
-            return None;
-        };
-        if rest.split('/').any(|segment| segment == "..") {
-            return None;
-        }
-        let version = self.versions.get(package)?;
-        self.registries
-            .iter()
-            .map(|registry| registry.join(format!("{package}-{version}")).join(&rest))
-            .find(|candidate| candidate.is_file())
-    }
-}
-
-/// The versions of [`PACKAGES`] in the text of a `Cargo.lock`.
-fn locked_versions(lock: &str) -> BTreeMap<String, String> {
-    let mut versions = BTreeMap::new();
-    let mut name: Option<&str> = None;
-    for line in lock.lines() {
-        if let Some(value) = line.strip_prefix("name = ") {
-            name = Some(value.trim_matches('"'));
-        } else if let (Some(value), Some(package)) = (line.strip_prefix("version = "), name) {
-            let version = value.trim_matches('"');
-            if PACKAGES.contains(&package)
-                && !version.is_empty()
-                && version
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
-            {
-                versions.insert(package.to_owned(), version.to_owned());
-            }
-            name = None;
-        }
-    }
-    versions
-}
-
-/// The functions of the source at `path` (none for a language whose
-/// functions are not read, or a file that cannot be read).
-pub fn spans_of(path: &Path) -> Option<Vec<Span>> {
-    let language = Language::of(&path.to_string_lossy())?;
-    let text = limits::read_capped(path, MAX_SOURCE).ok()?;
-    Some(source::functions(&text, language))
 }
 
 /// Whether any of `executed` lies in `span`.
@@ -356,139 +268,6 @@ pub fn of_lines(all: &[Lines], only: Option<Origin>, finder: &SourceFinder) -> C
     }
 }
 
-fn names(functions: &[Function], limit: usize) -> String {
-    let mut shown: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
-    shown.dedup();
-    let more = shown.len().saturating_sub(limit);
-    shown.truncate(limit);
-    let mut text = shown.join(", ");
-    if more > 0 {
-        let _ = write!(text, " … and {more} more");
-    }
-    text
-}
-
-fn summary(library: &LibraryCoverage) -> String {
-    let mut text = format!(
-        "{} files run, {} lines, {} functions run",
-        count(library.files.len() as u64),
-        count(library.lines_run() as u64),
-        count(library.functions_run() as u64),
-    );
-    if library.sources_read() > 0 {
-        let _ = write!(
-            text,
-            ", {} not run (source read for {} of {} files)",
-            count(library.functions_not_run() as u64),
-            count(library.sources_read() as u64),
-            count(library.files.len() as u64)
-        );
-    } else {
-        text.push_str(" (no source found: the functions are the profiles' symbols)");
-    }
-    if !library.files_not_run.is_empty() {
-        let _ = write!(
-            text,
-            "; {} compiled files in the same folders not run",
-            count(library.files_not_run.len() as u64)
-        );
-    }
-    text
-}
-
-impl Coverage {
-    /// The terminal text: per library a summary, then per file.
-    pub fn text(&self) -> String {
-        let mut out = format!(
-            "Source executed by {} measured harnesses\n",
-            self.harnesses.len()
-        );
-        for library in &self.libraries {
-            let _ = writeln!(out, "\n{}: {}", library.library, summary(library));
-            for file in &library.files {
-                let _ = write!(
-                    out,
-                    "  {}  {} harnesses, {} lines, {} functions run",
-                    file.file,
-                    file.harnesses,
-                    count(file.lines as u64),
-                    file.functions_run.len()
-                );
-                if file.source.is_some() {
-                    let _ = write!(out, ", {} not run", file.functions_not_run.len());
-                    if !file.functions_not_run.is_empty() {
-                        let _ = write!(out, ": {}", names(&file.functions_not_run, SHOWN));
-                    }
-                }
-                out.push('\n');
-            }
-            if !library.files_not_run.is_empty() {
-                let _ = writeln!(out, "  files not run: {}", library.files_not_run.join(", "));
-            }
-        }
-        out
-    }
-
-    /// Markdown: a table per library; every name as code.
-    pub fn markdown(&self) -> String {
-        let mut out = format!(
-            "## Source executed by {} measured harnesses\n",
-            self.harnesses.len()
-        );
-        let codes = |functions: &[Function]| {
-            let mut shown: Vec<String> = functions
-                .iter()
-                .take(SHOWN)
-                .map(|f| code(&f.name))
-                .collect();
-            if functions.len() > SHOWN {
-                shown.push(format!("… and {} more", functions.len() - SHOWN));
-            }
-            shown.join(", ")
-        };
-        for library in &self.libraries {
-            let _ = writeln!(
-                out,
-                "\n### {}\n\n{}.\n\n| file | harnesses | lines run | functions run | functions not run |\n|:---|---:|---:|---:|:---|",
-                library.library,
-                summary(library)
-            );
-            for file in &library.files {
-                let not_run = if file.source.is_none() {
-                    "(source not found)".to_owned()
-                } else if file.functions_not_run.is_empty() {
-                    "none".to_owned()
-                } else {
-                    format!(
-                        "{}: {}",
-                        file.functions_not_run.len(),
-                        codes(&file.functions_not_run)
-                    )
-                };
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {not_run} |",
-                    code(&file.file),
-                    file.harnesses,
-                    count(file.lines as u64),
-                    file.functions_run.len()
-                );
-            }
-            if !library.files_not_run.is_empty() {
-                let files: Vec<String> = library.files_not_run.iter().map(|f| code(f)).collect();
-                let _ = writeln!(out, "\nFiles not run: {}.", files.join(", "));
-            }
-        }
-        out
-    }
-
-    pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
-        text.push('\n');
-        text
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -563,37 +342,6 @@ mod tests {
         let only = of_lines(&[lines], Some(Origin::System), &SourceFinder::default());
         assert_eq!(only.libraries.len(), 1);
         assert_eq!(only.libraries[0].library, Origin::System);
-    }
-
-    #[test]
-    fn registry_packages_are_found_in_the_locked_version() {
-        let lock = "[[package]]\nname = \"aws-lc-sys\"\nversion = \"0.47.0\"\n\n\
-                    [[package]]\nname = \"openssl-src\"\nversion = \"300.5.5+3.5.5\"\n\n\
-                    [[package]]\nname = \"other\"\nversion = \"1.0.0\"\n";
-        let versions = locked_versions(lock);
-        assert_eq!(versions.len(), 2, "{versions:?}");
-        assert_eq!(versions["openssl-src"], "300.5.5+3.5.5");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir
-            .path()
-            .join("openssl-src-300.5.5+3.5.5/openssl/ssl/s3_lib.c");
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&file, "int f(void) { return 0; }\n").expect("write");
-        let finder = SourceFinder {
-            registries: vec![dir.path().to_path_buf()],
-            versions,
-        };
-        assert_eq!(
-            finder.find(
-                "/w/target/debug/build/openssl-sys-1/out/openssl-build/build/src/ssl/s3_lib.c"
-            ),
-            Some(file)
-        );
-        assert_eq!(
-            finder.find("/w/out/openssl-build/build/src/../../etc/passwd"),
-            None
-        );
-        assert_eq!(finder.find("/aws-lc/crypto/mem.c"), None);
     }
 
     #[test]
