@@ -5,6 +5,13 @@
 //! the common checks (exit code, first line, no process left, nothing
 //! changed outside `perf_outputs/`, which includes an `outside/` folder the
 //! links point at).
+//!
+//! The classes are here, but two: `library.rs` has the `--library`
+//! checkouts (a symlinked `s2n-tls-sys`, an oversized untracked file) and
+//! `gate.rs` the gate and the forged reports.
+
+mod gate;
+mod library;
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +21,7 @@ use regress::judge::Threshold;
 
 use super::cases::{args, case, Call, Case, Played, HARNESS};
 use super::fakes::{Tools as ValgrindTools, Valgrind};
-use super::world::{changes, Interrupt, Tools, World};
+use super::world::{changes, Interrupt, World};
 
 impl World {
     /// A folder beside the workspace, outside the project, with a file in
@@ -91,8 +98,8 @@ pub fn all() -> Vec<Case> {
     let mut cases = symlink_cases();
     cases.extend(fifo_cases());
     cases.extend(bless_cases());
-    cases.extend(gate_cases());
-    cases.extend(report_cases());
+    cases.extend(gate::gate_cases());
+    cases.extend(gate::report_cases());
     cases.extend(root_cases());
     cases.push(case(
         "build config: the head changes .cargo/config.toml (diff)",
@@ -138,13 +145,13 @@ fn symlink_cases() -> Vec<Case> {
             "symlink: a library commits s2n-tls-sys as a link outside (diff --library)",
             2,
             "is a symlink",
-            linked_s2n,
+            library::linked_s2n,
         ),
         case(
             "export: a 300 MiB untracked file in the library's working tree (diff --library)",
             2,
             "more than the 256 MiB an untracked file",
-            oversized_untracked,
+            library::oversized_untracked,
         ),
         case(
             "symlink: perf_outputs/diff/.previous links outside (diff)",
@@ -204,113 +211,6 @@ fn symlink_cases() -> Vec<Case> {
             },
         ),
     ]
-}
-
-/// An s2n-tls checkout of two commits whose `s2n-tls-sys` is a committed
-/// symlink to the `outside/` folder (which holds what the layout check
-/// wants): `regress diff --library` must refuse it and change nothing there.
-fn linked_s2n(w: &World, t: &Tools) -> Played {
-    let outside = w.outside();
-    sys_crate(&outside);
-    let repo = s2n_checkout(w, |sys| {
-        // Absolute: it points outside wherever the tree is exported to.
-        std::os::unix::fs::symlink(&outside, sys).expect("link");
-    });
-    diff_library(w, t, &repo, &["HEAD~1", "HEAD"])
-}
-
-/// What the layout check wants of `s2n-tls-sys`: its manifest, a build
-/// script, the C sources under `lib/` and generated bindings.
-fn sys_crate(dir: &Path) {
-    std::fs::create_dir_all(dir.join("lib/tls")).expect("mkdir");
-    std::fs::create_dir_all(dir.join("src")).expect("mkdir");
-    std::fs::write(dir.join("build.rs"), "fn main() {}\n").expect("write");
-    std::fs::write(dir.join("lib/tls/s2n.c"), "precious\n").expect("write");
-    std::fs::write(dir.join("src/api.rs"), "// generated\n").expect("write");
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"s2n-tls-sys\"\nversion = \"0.3.47\"\n",
-    )
-    .expect("write");
-}
-
-/// An s2n-tls checkout in s2n-tls's layout with two commits (the second
-/// changes `tls/x.c`); `sys` makes its `bindings/rust/extended/s2n-tls-sys`.
-fn s2n_checkout(w: &World, sys: impl FnOnce(&Path)) -> PathBuf {
-    let repo = w.root.join("s2n");
-    for dir in [
-        "api",
-        "crypto",
-        "error",
-        "stuffer",
-        "tls",
-        "utils",
-        "tests/features",
-        "cmake",
-    ] {
-        std::fs::create_dir_all(repo.join(dir)).expect("mkdir");
-        std::fs::write(repo.join(dir).join("x.c"), "x\n").expect("write");
-    }
-    std::fs::write(repo.join("CMakeLists.txt"), "x\n").expect("write");
-    let bindings = repo.join("bindings/rust/extended");
-    std::fs::create_dir_all(bindings.join("s2n-tls")).expect("mkdir");
-    std::fs::write(
-        bindings.join("s2n-tls/Cargo.toml"),
-        "[package]\nname = \"s2n-tls\"\nversion = \"0.3.47\"\n",
-    )
-    .expect("write");
-    sys(&bindings.join("s2n-tls-sys"));
-    super::world::git(&repo, &["init", "-q", "-b", "main"]);
-    super::world::git(&repo, &["add", "-A"]);
-    super::world::git(&repo, &["commit", "-q", "-m", "base"]);
-    std::fs::write(repo.join("tls/x.c"), "y\n").expect("write");
-    super::world::git(&repo, &["commit", "-q", "-am", "head"]);
-    repo
-}
-
-/// `regress diff --library s2n-tls=REPO REVISIONS...` with a working
-/// Valgrind and the fake cargo.
-fn diff_library(w: &World, t: &Tools, repo: &Path, revisions: &[&str]) -> Played {
-    let valgrind = w.valgrind(Valgrind::Works, ValgrindTools::Real);
-    let spec = format!("s2n-tls={}", repo.display());
-    let valgrind = valgrind.display().to_string();
-    let mut all = vec!["--valgrind", &valgrind, "diff", "--library", &spec];
-    all.extend_from_slice(revisions);
-    let call = Call {
-        args: args(&all),
-        env: vec![("CARGO", w.cargo(false).display().to_string())],
-        ..Call::default()
-    };
-    w.play(t, &call)
-}
-
-/// An s2n-tls checkout whose working tree holds an untracked file of
-/// 300 MiB (sparse: no disk is used) beside an edit: the export of the
-/// working tree (HEAD left out) refuses it before it copies anything or
-/// builds, instead of copying for seconds with interrupts waiting (issue 27,
-/// class 8).
-fn oversized_untracked(w: &World, t: &Tools) -> Played {
-    let repo = s2n_checkout(w, sys_crate);
-    // The generated list of C files the export expects of a commit.
-    std::fs::write(
-        repo.join("bindings/rust/extended/s2n-tls-sys/files.rs"),
-        "// generated\n",
-    )
-    .expect("write");
-    super::world::git(&repo, &["add", "-A"]);
-    super::world::git(&repo, &["commit", "-q", "-m", "generated"]);
-    std::fs::write(repo.join("tls/x.c"), "z\n").expect("write");
-    let big = std::fs::File::create(repo.join("tls/capture.pcap")).expect("create");
-    big.set_len(300 << 20).expect("size");
-    let started = std::time::Instant::now();
-    let mut played = diff_library(w, t, &repo, &["HEAD"]);
-    if started.elapsed() > std::time::Duration::from_secs(20) {
-        played.problems.push(format!(
-            "took {:.1} s to refuse the file",
-            started.elapsed().as_secs_f64()
-        ));
-    }
-    played
 }
 
 fn fifo_cases() -> Vec<Case> {
@@ -414,144 +314,6 @@ fn bless_cases() -> Vec<Case> {
             played
         },
     )]
-}
-
-fn gate_cases() -> Vec<Case> {
-    vec![
-        case(
-            "gate: a harness drops from 3,000,081 to 84 (diff-merge)",
-            1,
-            "base",
-            |w, t| {
-                let path = w.report_file("r.json", vec![compared("a::b", 3_000_081, 84)]);
-                let mut played = w.play_args(t, &["diff-merge", &path.display().to_string()]);
-                stderr_has(&mut played, "needs a maintainer: a::b dropped by -100.0 %");
-                played
-            },
-        ),
-        case(
-            "gate: a renamed harness, removed + added (diff-merge)",
-            1,
-            "base",
-            |w, t| {
-                let harnesses = vec![
-                    HarnessDiff::one_sided(
-                        &name("a::old"),
-                        Some(3_000_000),
-                        None,
-                        Threshold::default(),
-                    ),
-                    HarnessDiff::one_sided(
-                        &name("a::new"),
-                        None,
-                        Some(6_000_000),
-                        Threshold::default(),
-                    ),
-                ];
-                let path = w.report_file("r.json", harnesses);
-                let mut played = w.play_args(t, &["diff-merge", &path.display().to_string()]);
-                stderr_has(&mut played, "needs a maintainer: a::old removed");
-                stderr_has(&mut played, "needs a maintainer: a::new added");
-                played
-            },
-        ),
-        case(
-            "gate: the rename accepted with --accept (diff-merge)",
-            0,
-            "base",
-            |w, t| {
-                let harnesses = vec![
-                    HarnessDiff::one_sided(
-                        &name("a::old"),
-                        Some(3_000_000),
-                        None,
-                        Threshold::default(),
-                    ),
-                    HarnessDiff::one_sided(
-                        &name("a::new"),
-                        None,
-                        Some(6_000_000),
-                        Threshold::default(),
-                    ),
-                ];
-                let path = w.report_file("r.json", harnesses);
-                let path = path.display().to_string();
-                let args = [
-                    "diff-merge",
-                    &path,
-                    "--accept",
-                    "a::old",
-                    "--accept",
-                    "a::new",
-                ];
-                let mut played = w.play_args(t, &args);
-                stderr_has(&mut played, "accepted: a::old removed");
-                played
-            },
-        ),
-        case(
-            "gate: --accept a harness that needs nothing (diff-merge)",
-            2,
-            "needs no acknowledgement",
-            |w, t| {
-                let path = w.report_file("r.json", vec![compared("a::b", 3_000_000, 3_000_000)]);
-                w.play_args(
-                    t,
-                    &[
-                        "diff-merge",
-                        &path.display().to_string(),
-                        "--accept",
-                        "a::b",
-                    ],
-                )
-            },
-        ),
-    ]
-}
-
-fn report_cases() -> Vec<Case> {
-    vec![
-        case(
-            "report.json: two head objects (diff-comment)",
-            2,
-            "appears twice",
-            |w, t| {
-                let path = w.report_file("r.json", vec![compared("a::b", 100, 100)]);
-                let text = std::fs::read_to_string(&path).expect("read");
-                let forged = text.replacen(
-                    "\"head\": {",
-                    "\"head\": {\"ref\": \"x\", \"commit\": \"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"},\n  \"head\": {",
-                    1,
-                );
-                assert_ne!(forged, text, "the report has a head object");
-                std::fs::write(&path, forged).expect("write");
-                w.play_args(t, &["diff-comment", &path.display().to_string()])
-            },
-        ),
-        case(
-            "report.json: 10,000 harnesses, the comment fits (diff-comment)",
-            0,
-            "<!-- regress-diff -->",
-            |w, t| {
-                let harnesses = (0..10_000)
-                    .map(|i| compared(&format!("a{i}::harness_{i}"), 3_000_000, 3_500_000))
-                    .collect();
-                let path = w.report_file("r.json", harnesses);
-                let mut played = w.play_args(t, &["diff-comment", &path.display().to_string()]);
-                let chars = played.ended.stdout.chars().count();
-                if chars > 65_536 {
-                    played
-                        .problems
-                        .push(format!("the comment has {chars} characters"));
-                }
-                if !played.ended.stdout.contains("do not fit in a comment") {
-                    played.problems.push("no note of what was left out".into());
-                }
-                played.command = format!("{} ({chars} characters)", played.command);
-                played
-            },
-        ),
-    ]
 }
 
 fn root_cases() -> Vec<Case> {
