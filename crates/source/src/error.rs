@@ -94,6 +94,16 @@ pub enum SourceError {
     },
 
     #[error(
+        "refusing a path from {repo}: {reason}.\n  \
+         A path like that could write outside the export folder; check the repository."
+    )]
+    UnsafePath {
+        repo: PathBuf,
+        #[source]
+        reason: crate::paths::UnsafePath,
+    },
+
+    #[error(
         "refusing an untracked file from {repo}: {path} is {mib} MiB, more than the {limit_mib} \
          MiB an untracked file of an exported working tree may have.\n  \
          Move it out of the checkout, add it to .gitignore, or compare a commit instead."

@@ -62,18 +62,28 @@ pub fn read_package(dir: &Path, top: &Path) -> Result<PackageId, (PathBuf, Strin
     };
     Ok(PackageId {
         name: name.to_owned(),
-        version: parse_version(&version).map_err(fail)?,
+        version: parse_version(&version).map_err(|error| fail(error.to_string()))?,
     })
 }
 
+/// Why [`parse_version`] refuses a version string.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionError {
+    #[error("the version is longer than {MAX_FIELD_CHARS} characters")]
+    TooLong,
+    #[error("version {text:?} is not semver: {source}")]
+    NotSemver { text: String, source: semver::Error },
+}
+
 /// A version string checked to be a bounded semver version.
-pub fn parse_version(text: &str) -> Result<semver::Version, String> {
+pub fn parse_version(text: &str) -> Result<semver::Version, VersionError> {
     if text.len() > MAX_FIELD_CHARS {
-        return Err(format!(
-            "the version is longer than {MAX_FIELD_CHARS} characters"
-        ));
+        return Err(VersionError::TooLong);
     }
-    semver::Version::parse(text).map_err(|error| format!("version {text:?} is not semver: {error}"))
+    semver::Version::parse(text).map_err(|source| VersionError::NotSemver {
+        text: text.to_owned(),
+        source,
+    })
 }
 
 /// `[workspace.package].version` of the nearest workspace root above

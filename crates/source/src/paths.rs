@@ -21,42 +21,61 @@ use std::path::{Component, Path, PathBuf};
 /// The longest path accepted from a repository (Linux's PATH_MAX).
 const MAX_PATH_BYTES: usize = 4096;
 
+/// Why a path from a repository is refused by [`RelativePath`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnsafePath {
+    #[error("an empty path")]
+    Empty,
+    #[error("a path longer than {MAX_PATH_BYTES} bytes")]
+    TooLong,
+    #[error("{path:?} contains a NUL byte")]
+    Nul { path: String },
+    #[error("{path:?} is absolute")]
+    Absolute { path: String },
+    #[error("{path:?} has an empty component")]
+    EmptyComponent { path: String },
+    #[error("{path:?} has a `{component}` component")]
+    DotComponent { path: String, component: String },
+    #[error("{path:?} has a `.git` component")]
+    GitComponent { path: String },
+}
+
 /// A checked path relative to the root of a tree.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RelativePath(PathBuf);
 
 impl RelativePath {
     /// Checks a path given as text (the library data, a submodule path).
-    pub fn new(path: &str) -> Result<RelativePath, String> {
+    pub fn new(path: &str) -> Result<RelativePath, UnsafePath> {
         RelativePath::from_bytes(path.as_bytes())
     }
 
     /// Checks a path as git prints it with `-z`: plain bytes, `/`-separated.
-    pub fn from_bytes(bytes: &[u8]) -> Result<RelativePath, String> {
-        let shown = String::from_utf8_lossy(bytes);
+    pub fn from_bytes(bytes: &[u8]) -> Result<RelativePath, UnsafePath> {
+        let shown = || String::from_utf8_lossy(bytes).into_owned();
         if bytes.is_empty() {
-            return Err("an empty path".to_owned());
+            return Err(UnsafePath::Empty);
         }
         if bytes.len() > MAX_PATH_BYTES {
-            return Err(format!("a path longer than {MAX_PATH_BYTES} bytes"));
+            return Err(UnsafePath::TooLong);
         }
         if bytes.contains(&0) {
-            return Err(format!("{shown:?} contains a NUL byte"));
+            return Err(UnsafePath::Nul { path: shown() });
         }
         if bytes[0] == b'/' {
-            return Err(format!("{shown:?} is absolute"));
+            return Err(UnsafePath::Absolute { path: shown() });
         }
         for part in bytes.split(|&b| b == b'/') {
             match part {
-                b"" => return Err(format!("{shown:?} has an empty component")),
+                b"" => return Err(UnsafePath::EmptyComponent { path: shown() }),
                 b"." | b".." => {
-                    return Err(format!(
-                        "{shown:?} has a `{}` component",
-                        String::from_utf8_lossy(part)
-                    ))
+                    return Err(UnsafePath::DotComponent {
+                        path: shown(),
+                        component: String::from_utf8_lossy(part).into_owned(),
+                    })
                 }
                 _ if part.eq_ignore_ascii_case(b".git") => {
-                    return Err(format!("{shown:?} has a `.git` component"))
+                    return Err(UnsafePath::GitComponent { path: shown() })
                 }
                 _ => {}
             }
@@ -378,6 +397,25 @@ mod tests {
         ] {
             assert!(RelativePath::new(good).is_ok(), "{good:?} was refused");
         }
+    }
+
+    #[test]
+    fn a_refusal_says_what_is_wrong_with_the_path() {
+        let said = |path: &[u8]| {
+            RelativePath::from_bytes(path)
+                .expect_err("refused")
+                .to_string()
+        };
+        assert_eq!(said(b""), "an empty path");
+        assert_eq!(
+            said(&[b'a'; MAX_PATH_BYTES + 1]),
+            "a path longer than 4096 bytes"
+        );
+        assert_eq!(said(b"a\0b"), r#""a\0b" contains a NUL byte"#);
+        assert_eq!(said(b"/etc/passwd"), r#""/etc/passwd" is absolute"#);
+        assert_eq!(said(b"a//b"), r#""a//b" has an empty component"#);
+        assert_eq!(said(b"a/../b"), r#""a/../b" has a `..` component"#);
+        assert_eq!(said(b"x/.GIT/y"), r#""x/.GIT/y" has a `.git` component"#);
     }
 
     #[test]

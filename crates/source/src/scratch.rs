@@ -200,12 +200,10 @@ fn sync_workspace(workspace: &Path, to: &Path, options: &Options) -> Result<(), 
         .split(|&b| b == 0)
         .filter(|r| !r.is_empty() && !r.ends_with(b"/"))
     {
-        let path =
-            RelativePath::from_bytes(record).map_err(|reason| SourceError::UnsafeContent {
-                what: "a path",
-                repo: workspace.to_path_buf(),
-                reason,
-            })?;
+        let path = RelativePath::from_bytes(record).map_err(|reason| SourceError::UnsafePath {
+            repo: workspace.to_path_buf(),
+            reason,
+        })?;
         wanted.insert(path);
     }
     if !to.exists() {
@@ -228,8 +226,7 @@ fn sync_workspace(workspace: &Path, to: &Path, options: &Options) -> Result<(), 
         }
         // Written beside the target, then renamed over it.
         let fresh = RelativePath::new(&format!("{}.regress-new", path)).map_err(|reason| {
-            SourceError::UnsafeContent {
-                what: "a path",
+            SourceError::UnsafePath {
                 repo: workspace.to_path_buf(),
                 reason,
             }

@@ -128,8 +128,7 @@ fn parse_ls_tree(listing: &[u8], source: &CommitSource<'_>) -> Result<Vec<Entry>
             return Err(unexpected(format!("object name {oid:?}")));
         }
         let path = RelativePath::from_bytes(&record[tab + 1..]).map_err(|reason| {
-            SourceError::UnsafeContent {
-                what: "a path",
+            SourceError::UnsafePath {
                 repo: source.checkout.to_path_buf(),
                 reason,
             }

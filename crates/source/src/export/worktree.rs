@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use crate::error::SourceError;
 use crate::git::Git;
 use crate::library::Library;
-use crate::paths::{RelativePath, TreeWriter};
+use crate::paths::{RelativePath, TreeWriter, UnsafePath};
 
 /// The hash of a copied tree, fed entry by entry.
 pub(crate) struct TreeHash(Sha256);
@@ -72,8 +72,7 @@ pub(crate) fn copy_work_tree(
     hash: &mut TreeHash,
     checkout: &Path,
 ) -> Result<(), SourceError> {
-    let unsafe_path = |reason: String| SourceError::UnsafeContent {
-        what: "a path",
+    let unsafe_path = |reason: UnsafePath| SourceError::UnsafePath {
         repo: checkout.to_path_buf(),
         reason,
     };
