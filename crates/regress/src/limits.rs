@@ -104,7 +104,7 @@ pub fn read_bytes_capped(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 /// parser keeps the last of them, so a forged file could show one value to
 /// a reader of its text and another to the runner (two `head` objects in a
 /// report). Returns the first repeated key, with its object's path.
-pub fn refuse_duplicate_keys(text: &str) -> Result<(), String> {
+pub fn refuse_duplicate_keys(text: &str) -> Result<(), RepeatedKey> {
     use serde::de::{DeserializeSeed, Deserializer, Error, MapAccess, SeqAccess, Visitor};
 
     /// One JSON value, walked for repeated keys; `at` is where it is.
@@ -177,8 +177,15 @@ pub fn refuse_duplicate_keys(text: &str) -> Result<(), String> {
     Walk { at: "", depth: 0 }
         .deserialize(&mut deserializer)
         .and_then(|()| deserializer.end())
-        .map_err(|error| error.to_string())
+        .map_err(RepeatedKey)
 }
+
+/// Why [`refuse_duplicate_keys`] refuses a JSON text: the first key an
+/// object repeats (`the key ".head" appears twice`), or what makes the
+/// text no JSON at all, in `serde_json`'s words.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct RepeatedKey(serde_json::Error);
 
 /// Whether `path` (read from a file) stays below the folder it is relative
 /// to: relative, no `..`, no root or prefix, not empty.
@@ -249,9 +256,13 @@ mod tests {
     #[test]
     fn a_repeated_key_is_refused_wherever_it_is() {
         assert!(refuse_duplicate_keys(r#"{"a": 1, "b": [{"c": 1, "d": 2}]}"#).is_ok());
-        let error = refuse_duplicate_keys(r#"{"head": {"x": 1}, "head": {"x": 2}}"#).unwrap_err();
+        let error = refuse_duplicate_keys(r#"{"head": {"x": 1}, "head": {"x": 2}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("\".head\" appears twice"), "{error}");
-        let error = refuse_duplicate_keys(r#"{"h": [{"v": 1}, {"v": 1, "v": 2}]}"#).unwrap_err();
+        let error = refuse_duplicate_keys(r#"{"h": [{"v": 1}, {"v": 1, "v": 2}]}"#)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains(".h[1].v"), "{error}");
         // The same key in two objects is not a repeat.
         assert!(refuse_duplicate_keys(r#"[{"v": 1}, {"v": 2}]"#).is_ok());

@@ -46,6 +46,13 @@ pub enum DiffError {
     #[error("{path} is not a diff report this version of regress reads: {reason}")]
     BadReport { path: PathBuf, reason: String },
 
+    /// An object of the report repeats a key ([`crate::limits::refuse_duplicate_keys`]).
+    #[error("{path} is not a diff report this version of regress reads: {source}")]
+    RepeatedKey {
+        path: PathBuf,
+        source: crate::limits::RepeatedKey,
+    },
+
     #[error("cannot write the report as JSON: {0}")]
     Serialize(#[source] serde_json::Error),
 

@@ -147,7 +147,10 @@ impl DiffReport {
         };
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|error| bad(format!("not JSON ({error})")))?;
-        limits::refuse_duplicate_keys(&text).map_err(bad)?;
+        limits::refuse_duplicate_keys(&text).map_err(|source| DiffError::RepeatedKey {
+            path: path.to_path_buf(),
+            source,
+        })?;
         match value.get("schema").and_then(serde_json::Value::as_u64) {
             Some(schema) if schema == u64::from(DIFF_SCHEMA) => {}
             Some(schema) => {
