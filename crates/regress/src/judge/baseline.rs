@@ -17,7 +17,7 @@ use super::{Threshold, ThresholdProblem};
 use crate::harness_name::HarnessName;
 use crate::limits::{self, MAX_COUNT};
 use crate::measure::fingerprint::{Fingerprint, FingerprintProblem};
-use crate::measure::measurement::validate_metrics;
+use crate::measure::measurement::{validate_metrics, MetricsProblem};
 use crate::measure::metrics::Metrics;
 
 /// Bumped whenever the file's meaning changes.
@@ -110,7 +110,10 @@ pub enum Problem {
     #[error("it has more than {MAX_ENTRIES} entries")]
     TooManyEntries,
     #[error("entry {entry}: {problem}")]
-    Metrics { entry: usize, problem: String },
+    Metrics {
+        entry: usize,
+        problem: MetricsProblem,
+    },
     #[error("heap_threshold: {0}")]
     HeapThreshold(ThresholdProblem),
 }

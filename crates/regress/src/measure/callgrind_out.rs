@@ -37,6 +37,36 @@ pub struct Program<'a> {
     pub is_it: &'a dyn Fn(&str) -> bool,
 }
 
+/// What is wrong with a line of a Callgrind dump.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineProblem {
+    #[error("positions {0:?}, not `instr` and/or `line`")]
+    Positions(String),
+    #[error("an unclosed name number")]
+    UnclosedName,
+    #[error("name ({0}) used before it was defined")]
+    UndefinedName(String),
+    #[error("a missing position")]
+    MissingPosition,
+    #[error("a bad position {0}")]
+    BadPosition(usize),
+    #[error("a bad cost")]
+    BadCost,
+    /// Of the call graph's reader ([`super::flame::CallGraph::add_dump`]).
+    #[error("a call without a callee")]
+    CallWithoutCallee,
+}
+
+/// A line of a Callgrind dump that cannot be read: its number (from 1),
+/// what is wrong with it, and the line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {number}: {problem}: {text:?}")]
+pub struct DumpLineError {
+    pub number: usize,
+    pub problem: LineProblem,
+    pub text: String,
+}
+
 /// Where the address and the line are in a cost line's positions
 /// (`positions: instr line`, `positions: line`).
 #[derive(Debug, Clone, Copy)]
@@ -58,13 +88,13 @@ impl Default for Positions {
 
 impl Positions {
     /// The `positions:` header's value.
-    pub(crate) fn parse(value: &str) -> Result<Positions, String> {
+    pub(crate) fn parse(value: &str) -> Result<Positions, LineProblem> {
         let names: Vec<&str> = value.split_whitespace().collect();
         if names.is_empty()
             || names.len() > 2
             || names.iter().any(|n| !matches!(*n, "instr" | "line"))
         {
-            return Err(format!("positions {value:?}, not `instr` and/or `line`"));
+            return Err(LineProblem::Positions(value.to_owned()));
         }
         Ok(Positions {
             address: names.iter().position(|n| *n == "instr"),
@@ -90,7 +120,11 @@ fn position(text: &str, last: i64) -> Option<i64> {
 
 /// Adds one Callgrind dump's self costs to `costs`; with `program`, each
 /// of the program's costs goes to the function its instruction lies in.
-pub fn add_dump(text: &str, costs: &mut Costs, program: Option<&Program>) -> Result<(), String> {
+pub fn add_dump(
+    text: &str,
+    costs: &mut Costs,
+    program: Option<&Program>,
+) -> Result<(), DumpLineError> {
     let mut files: BTreeMap<String, String> = BTreeMap::new();
     let mut functions: BTreeMap<String, String> = BTreeMap::new();
     let mut objects: BTreeMap<String, String> = BTreeMap::new();
@@ -102,46 +136,52 @@ pub fn add_dump(text: &str, costs: &mut Costs, program: Option<&Program>) -> Res
     let mut in_program = false;
     let mut skip_next = false;
     for (number, line) in text.lines().enumerate() {
-        let bad = |what: &str| format!("line {}: {what}: {line:?}", number + 1);
+        let bad = |problem: LineProblem| DumpLineError {
+            number: number + 1,
+            problem,
+            text: line.to_owned(),
+        };
         if let Some(value) = line.strip_prefix("positions:") {
-            positions = Positions::parse(value).map_err(|e| bad(&e))?;
+            positions = Positions::parse(value).map_err(bad)?;
         } else if let Some(value) = line.strip_prefix("ob=") {
-            let object = name(value, &mut objects).map_err(|e| bad(&e))?;
+            let object = name(value, &mut objects).map_err(bad)?;
             in_program = program.is_some_and(|program| (program.is_it)(&object));
         } else if let Some(value) = line.strip_prefix("cob=") {
-            name(value, &mut objects).map_err(|e| bad(&e))?;
+            name(value, &mut objects).map_err(bad)?;
         } else if let Some(value) = line.strip_prefix("fl=") {
-            file = name(value, &mut files).map_err(|e| bad(&e))?;
+            file = name(value, &mut files).map_err(bad)?;
             current_file = file.clone();
         } else if let Some(value) = line
             .strip_prefix("fi=")
             .or_else(|| line.strip_prefix("fe="))
         {
-            current_file = name(value, &mut files).map_err(|e| bad(&e))?;
+            current_file = name(value, &mut files).map_err(bad)?;
         } else if let Some(value) = line.strip_prefix("fn=") {
-            function = unrecurse(&name(value, &mut functions).map_err(|e| bad(&e))?);
+            function = unrecurse(&name(value, &mut functions).map_err(bad)?);
             current_file = file.clone();
         } else if let Some(value) = line.strip_prefix("cfn=") {
-            name(value, &mut functions).map_err(|e| bad(&e))?;
+            name(value, &mut functions).map_err(bad)?;
         } else if let Some(value) = line
             .strip_prefix("cfi=")
             .or_else(|| line.strip_prefix("cfl="))
         {
-            name(value, &mut files).map_err(|e| bad(&e))?;
+            name(value, &mut files).map_err(bad)?;
         } else if line.starts_with("calls=") {
             skip_next = true;
         } else if line.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '*')) {
             let mut fields = line.split_whitespace();
             for (index, slot) in last.iter_mut().enumerate().take(positions.count) {
-                let text = fields.next().ok_or_else(|| bad("a missing position"))?;
+                let text = fields
+                    .next()
+                    .ok_or_else(|| bad(LineProblem::MissingPosition))?;
                 *slot =
-                    position(text, *slot).ok_or_else(|| bad(&format!("a bad position {index}")))?;
+                    position(text, *slot).ok_or_else(|| bad(LineProblem::BadPosition(index)))?;
             }
             if std::mem::take(&mut skip_next) {
                 continue; // a call's inclusive cost
             }
             let cost: i64 = match fields.next() {
-                Some(value) => value.parse().map_err(|_| bad("a bad cost"))?,
+                Some(value) => value.parse().map_err(|_| bad(LineProblem::BadCost))?,
                 None => 0,
             };
             if cost == 0 {
@@ -173,17 +213,20 @@ pub fn add_dump(text: &str, costs: &mut Costs, program: Option<&Program>) -> Res
 }
 
 /// `(3) /a/b.c` defines name 3, `(3)` uses it, `x.c` is itself.
-pub(crate) fn name(value: &str, names: &mut BTreeMap<String, String>) -> Result<String, String> {
+pub(crate) fn name(
+    value: &str,
+    names: &mut BTreeMap<String, String>,
+) -> Result<String, LineProblem> {
     let Some(rest) = value.strip_prefix('(') else {
         return Ok(value.to_owned());
     };
-    let (id, text) = rest.split_once(')').ok_or("an unclosed name number")?;
+    let (id, text) = rest.split_once(')').ok_or(LineProblem::UnclosedName)?;
     let text = text.trim_start();
     if text.is_empty() {
         names
             .get(id)
             .cloned()
-            .ok_or_else(|| format!("name ({id}) used before it was defined"))
+            .ok_or_else(|| LineProblem::UndefinedName(id.to_owned()))
     } else {
         names.insert(id.to_owned(), text.to_owned());
         Ok(text.to_owned())
@@ -317,5 +360,19 @@ mod tests {
         assert!(add_dump("fn=(7)\n1 1\n", &mut costs, None).is_err());
         assert!(add_dump("fn=f\n+x 1\n", &mut costs, None).is_err());
         assert!(add_dump("fn=f\n1 y\n", &mut costs, None).is_err());
+        let said = |dump: &str| {
+            add_dump(dump, &mut Costs::new(), None)
+                .expect_err("refused")
+                .to_string()
+        };
+        assert_eq!(
+            said("fn=(7)\n1 1\n"),
+            r#"line 1: name (7) used before it was defined: "fn=(7)""#
+        );
+        assert_eq!(said("fn=f\n+x 1\n"), r#"line 2: a bad position 0: "+x 1""#);
+        assert_eq!(
+            said("positions: instr column\n"),
+            r#"line 1: positions " instr column", not `instr` and/or `line`: "positions: instr column""#
+        );
     }
 }

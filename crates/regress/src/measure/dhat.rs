@@ -44,18 +44,36 @@ struct ProgramPoint {
     fs: Vec<usize>,
 }
 
+/// Why [`parse`] cannot read a DHAT output file.
+#[derive(Debug, thiserror::Error)]
+pub enum DhatError {
+    #[error("not DHAT's JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error(
+        "DHAT file version {version} in mode {mode:?}; this runner reads version 2, heap mode"
+    )]
+    Version { version: u32, mode: String },
+    #[error("more than {MAX_SITES} allocation sites")]
+    TooManySites,
+    #[error("frame {0} is not in the frame table")]
+    NoFrame(usize),
+    #[error("a byte count beyond i64")]
+    Bytes,
+    #[error("a block count beyond i64")]
+    Blocks,
+}
+
 /// The sites of a DHAT output file's text.
-pub fn parse(text: &str) -> Result<Sites, String> {
-    let file: File =
-        serde_json::from_str(text).map_err(|error| format!("not DHAT's JSON: {error}"))?;
+pub fn parse(text: &str) -> Result<Sites, DhatError> {
+    let file: File = serde_json::from_str(text).map_err(DhatError::NotJson)?;
     if file.version != 2 || file.mode != "heap" {
-        return Err(format!(
-            "DHAT file version {} in mode {:?}; this runner reads version 2, heap mode",
-            file.version, file.mode
-        ));
+        return Err(DhatError::Version {
+            version: file.version,
+            mode: file.mode,
+        });
     }
     if file.pps.len() > MAX_SITES {
-        return Err(format!("more than {MAX_SITES} allocation sites"));
+        return Err(DhatError::TooManySites);
     }
     let mut sites = Sites::new();
     for point in file.pps {
@@ -66,12 +84,12 @@ pub fn parse(text: &str) -> Result<Sites, String> {
                 file.ftbl
                     .get(*index)
                     .map(|frame| frame_name(frame))
-                    .ok_or_else(|| format!("frame {index} is not in the frame table"))
+                    .ok_or(DhatError::NoFrame(*index))
             })
-            .collect::<Result<Vec<String>, String>>()?;
+            .collect::<Result<Vec<String>, DhatError>>()?;
         let site = sites.entry(stack).or_default();
-        site.bytes += i64::try_from(point.tb).map_err(|_| "a byte count beyond i64")?;
-        site.blocks += i64::try_from(point.tbk).map_err(|_| "a block count beyond i64")?;
+        site.bytes += i64::try_from(point.tb).map_err(|_| DhatError::Bytes)?;
+        site.blocks += i64::try_from(point.tbk).map_err(|_| DhatError::Blocks)?;
     }
     Ok(sites)
 }

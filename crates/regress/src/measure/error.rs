@@ -250,14 +250,22 @@ pub enum MeasureError {
         "{path} is not a Callgrind dump of a counted run's part: {reason}.\n  \
          The logs of the child are beside it; a program from before parts cannot be split."
     )]
-    BadDump { path: PathBuf, reason: String },
+    BadDump {
+        path: PathBuf,
+        #[source]
+        reason: super::split::DumpProblem,
+    },
 
     #[error(
         "cannot read the function symbols of the measured program {path}: {reason}.\n  \
          A Callgrind measurement charges each instruction to the function it lies in by them; \
          rebuild the program (`cargo test --no-run -p harnesses --test perf`) and measure again."
     )]
-    BadSymbols { path: PathBuf, reason: String },
+    BadSymbols {
+        path: PathBuf,
+        #[source]
+        reason: super::symbols::SymbolsError,
+    },
 
     #[error(
         "{harness}: its parts do not add up to its count: client {client} + server {server} + \
@@ -282,6 +290,18 @@ pub enum MeasureError {
          (build both from one checkout)."
     )]
     BadHeapReport { path: PathBuf, reason: String },
+
+    /// A DHAT output file ([`super::dhat::parse`]); said as a heap report is.
+    #[error(
+        "{path} is not a heap report this runner reads: {reason}.\n  \
+         Measure again; if it persists, the measured program and the runner disagree \
+         (build both from one checkout)."
+    )]
+    BadDhat {
+        path: PathBuf,
+        #[source]
+        reason: super::dhat::DhatError,
+    },
 
     #[error(transparent)]
     Flame(#[from] super::flame::FlameError),

@@ -74,21 +74,45 @@ pub enum RecordProblem {
     Path { field: &'static str },
     #[error(transparent)]
     Fingerprint(FingerprintProblem),
-    #[error("{0}")]
-    Metrics(String),
+    #[error(transparent)]
+    Metrics(MetricsProblem),
     #[error("`library_cpu` has more than 16 libraries or a name that is not short and printable")]
     LibraryCpu,
+}
+
+/// What is wrong with the metrics of a run ([`validate_metrics`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetricsProblem {
+    #[error("`{key}` is {value}, more than {MAX_COUNT}")]
+    TooLarge { key: &'static str, value: u64 },
+    #[error("the split by side and stage is incomplete")]
+    IncompleteSplit,
+    #[error(
+        "its parts do not add up: client {client} + server {server} + glue {glue} = {}, \
+         not {instructions} (or a side is not the sum of its stages)",
+        // 128 bits: three figures below 2^63 may not add up in 64.
+        u128::from(*client) + u128::from(*server) + u128::from(*glue)
+    )]
+    PartsDoNotAddUp {
+        client: u64,
+        server: u64,
+        glue: u64,
+        instructions: u64,
+    },
 }
 
 /// Checks the metrics of a run of `instructions`: every value a count, and
 /// a split complete and adding up to the run (client + server + glue).
 /// Shared by records and baseline entries, both read from files.
-pub fn validate_metrics(metrics: &Metrics, instructions: u64) -> Result<(), String> {
+pub fn validate_metrics(
+    metrics: &Metrics,
+    instructions: u64,
+) -> std::result::Result<(), MetricsProblem> {
     if let Some((metric, value)) = metrics.iter().find(|(_, value)| **value > MAX_COUNT) {
-        return Err(format!(
-            "`{}` is {value}, more than {MAX_COUNT}",
-            metric.key()
-        ));
+        return Err(MetricsProblem::TooLarge {
+            key: metric.key(),
+            value: *value,
+        });
     }
     // The split's figures are the instruction figures: all or none.
     let side_metrics = Metric::ALL
@@ -99,7 +123,7 @@ pub fn validate_metrics(metrics: &Metrics, instructions: u64) -> Result<(), Stri
         .filter(|metric| metrics.contains_key(metric))
         .count();
     if present != 0 && present != side_metrics.count() {
-        return Err("the split by side and stage is incomplete".to_owned());
+        return Err(MetricsProblem::IncompleteSplit);
     }
     if metrics::is_split(metrics) {
         // 128 bits: each figure is bounded above, but three of them may
@@ -110,13 +134,12 @@ pub fn validate_metrics(metrics: &Metrics, instructions: u64) -> Result<(), Stri
             && get(Metric::ServerFlight) + get(Metric::ServerFinish) == get(Metric::Server);
         let sum = get(Metric::Client) + get(Metric::Server) + get(Metric::Glue);
         if !stages_add_up || sum != u128::from(instructions) {
-            return Err(format!(
-                "its parts do not add up: client {} + server {} + glue {} = {sum}, not {instructions} \
-                 (or a side is not the sum of its stages)",
-                get(Metric::Client),
-                get(Metric::Server),
-                get(Metric::Glue)
-            ));
+            return Err(MetricsProblem::PartsDoNotAddUp {
+                client: metrics[&Metric::Client],
+                server: metrics[&Metric::Server],
+                glue: metrics[&Metric::Glue],
+                instructions,
+            });
         }
     }
     Ok(())

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use regress_measure::parts::Part;
 use serde::{Deserialize, Serialize};
 
-use super::callgrind_out::{self, Costs};
-use super::flame::CallGraph;
+use super::callgrind_out::{self, Costs, DumpLineError};
+use super::flame::{CallGraph, GraphError};
 use super::fork_server::file_id;
 use super::symbols::Symbols;
 use super::{MeasureError, Result};
@@ -138,24 +138,24 @@ pub fn read_dumps(profile: &Path, program: Option<&Path>) -> Result<Dumps> {
             Err(source) => return Err(MeasureError::io("read", &path, source)),
         };
         if number > MAX_DUMPS {
-            return Err(bad(&path, format!("more than {MAX_DUMPS} dumps")));
+            return Err(bad(&path, DumpProblem::TooMany));
         }
         let (part, instructions) = parse_dump(&text).map_err(|reason| bad(&path, reason))?;
         let mut dump = Costs::new();
         callgrind_out::add_dump(&text, &mut dump, attribution.as_ref())
-            .map_err(|reason| bad(&path, reason))?;
+            .map_err(|reason| bad(&path, reason.into()))?;
         if callgrind_out::total(&dump) != instructions as i64 {
             return Err(bad(
                 &path,
-                format!(
-                    "its lines add up to {}, its summary says {instructions}",
-                    callgrind_out::total(&dump)
-                ),
+                DumpProblem::Sum {
+                    lines: callgrind_out::total(&dump),
+                    summary: instructions,
+                },
             ));
         }
         graph
             .add_dump(&text, &normalizer)
-            .map_err(|reason| bad(&path, reason))?;
+            .map_err(|reason| bad(&path, reason.into()))?;
         let of_part = by_part.entry(part).or_default();
         for (key, lines) in dump {
             let function = costs.entry(key.clone()).or_default();
@@ -166,19 +166,12 @@ pub fn read_dumps(profile: &Path, program: Option<&Path>) -> Result<Dumps> {
             }
         }
         if !parts.add(part, instructions) {
-            return Err(bad(
-                &path,
-                format!("a dump of {}, outside the run", part.name()),
-            ));
+            return Err(bad(&path, DumpProblem::OutsideRun(part.name())));
         }
         dumps += 1;
     }
     if dumps == 0 {
-        return Err(bad(
-            profile,
-            "Callgrind wrote no dump of the run (a program that does not mark its parts?)"
-                .to_owned(),
-        ));
+        return Err(bad(profile, DumpProblem::NoDump));
     }
     Ok(Dumps {
         parts,
@@ -188,26 +181,54 @@ pub fn read_dumps(profile: &Path, program: Option<&Path>) -> Result<Dumps> {
     })
 }
 
-fn bad(path: &Path, reason: String) -> MeasureError {
+fn bad(path: &Path, reason: DumpProblem) -> MeasureError {
     MeasureError::BadDump {
         path: path.to_path_buf(),
         reason,
     }
 }
 
+/// Why a Callgrind dump of a counted run cannot be read
+/// ([`MeasureError::BadDump`]).
+#[derive(Debug, thiserror::Error)]
+pub enum DumpProblem {
+    #[error("more than {MAX_DUMPS} dumps")]
+    TooMany,
+    #[error("the label {0:?} names no part")]
+    UnknownPart(String),
+    #[error("the first event is not Ir: {0:?}")]
+    FirstEventNotIr(String),
+    #[error("the summary {0:?} is not a count")]
+    BadSummary(String),
+    #[error("no `desc: Trigger: Client Request:` label")]
+    NoLabel,
+    #[error("no `summary:` line")]
+    NoSummary,
+    #[error(transparent)]
+    Line(#[from] DumpLineError),
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    #[error("its lines add up to {lines}, its summary says {summary}")]
+    Sum { lines: i64, summary: u64 },
+    #[error("a dump of {0}, outside the run")]
+    OutsideRun(&'static str),
+    #[error("Callgrind wrote no dump of the run (a program that does not mark its parts?)")]
+    NoDump,
+}
+
 /// The part and the instruction count of one dump.
-fn parse_dump(text: &str) -> Result<(Part, u64), String> {
+fn parse_dump(text: &str) -> std::result::Result<(Part, u64), DumpProblem> {
     let mut part = None;
     let mut summary = None;
     for line in text.lines() {
         if let Some(label) = line.strip_prefix("desc: Trigger: Client Request: ") {
             part = Some(
                 Part::from_name(label.trim())
-                    .ok_or_else(|| format!("the label {:?} names no part", label.trim()))?,
+                    .ok_or_else(|| DumpProblem::UnknownPart(label.trim().to_owned()))?,
             );
         } else if let Some(events) = line.strip_prefix("events:") {
             if events.split_whitespace().next() != Some("Ir") {
-                return Err(format!("the first event is not Ir: {events:?}"));
+                return Err(DumpProblem::FirstEventNotIr(events.to_owned()));
             }
         } else if let Some(value) = line.strip_prefix("summary:") {
             let first = value.split_whitespace().next().unwrap_or("");
@@ -216,14 +237,14 @@ fn parse_dump(text: &str) -> Result<(Part, u64), String> {
                     .parse::<u64>()
                     .ok()
                     .filter(|count| *count <= limits::MAX_COUNT)
-                    .ok_or_else(|| format!("the summary {first:?} is not a count"))?,
+                    .ok_or_else(|| DumpProblem::BadSummary(first.to_owned()))?,
             );
         }
     }
     match (part, summary) {
         (Some(part), Some(summary)) => Ok((part, summary)),
-        (None, _) => Err("no `desc: Trigger: Client Request:` label".to_owned()),
-        (_, None) => Err("no `summary:` line".to_owned()),
+        (None, _) => Err(DumpProblem::NoLabel),
+        (_, None) => Err(DumpProblem::NoSummary),
     }
 }
 

@@ -35,6 +35,16 @@ const MAX_SYMBOLS: usize = 4_000_000;
 /// A file's device, inode, size and modification time (seconds, nanoseconds).
 type FileIdentity = (u64, u64, u64, i64, i64);
 
+/// Why [`Symbols::parse`] cannot read a program's function symbols.
+#[derive(Debug, thiserror::Error)]
+pub enum SymbolsError {
+    /// Not an object file `object` reads, in its words.
+    #[error(transparent)]
+    NotElf(object::Error),
+    #[error("more than {MAX_SYMBOLS} function symbols")]
+    TooMany,
+}
+
 /// A program's function symbols, sorted by address.
 #[derive(Debug, Default)]
 pub struct Symbols {
@@ -46,8 +56,8 @@ impl Symbols {
     /// The function symbols of the ELF file `data`. Of several symbols at
     /// one address, a global one is kept over a local one, and a plain name
     /// over a compiler's alias (`f.localalias`).
-    pub fn parse(data: &[u8]) -> std::result::Result<Symbols, String> {
-        let file = object::File::parse(data).map_err(|error| error.to_string())?;
+    pub fn parse(data: &[u8]) -> std::result::Result<Symbols, SymbolsError> {
+        let file = object::File::parse(data).map_err(SymbolsError::NotElf)?;
         let mut found: Vec<(u64, u64, bool, String)> = Vec::new();
         for symbol in file.symbols() {
             if symbol.kind() != SymbolKind::Text || symbol.is_undefined() || symbol.address() == 0 {
@@ -58,7 +68,7 @@ impl Symbols {
                 continue;
             }
             if found.len() == MAX_SYMBOLS {
-                return Err(format!("more than {MAX_SYMBOLS} function symbols"));
+                return Err(SymbolsError::TooMany);
             }
             let end = match symbol.size() {
                 0 => u64::MAX,

@@ -202,24 +202,50 @@ pub fn to_text(folded: &Folded) -> String {
     out
 }
 
+/// What is wrong with a line of folded stacks ([`from_text`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FoldedLine {
+    #[error("no count")]
+    NoCount,
+    #[error("a bad count {0:?}")]
+    BadCount(String),
+    #[error("a bad stack")]
+    BadStack,
+    #[error("the counts overflow")]
+    Overflow,
+}
+
+/// Why [`from_text`] refuses a folded-stack text: the line (from 1) and
+/// what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {problem}")]
+pub struct FoldedError {
+    pub line: usize,
+    pub problem: FoldedLine,
+}
+
 /// Folded stacks read back from text (a file a runner wrote: bounded, and
 /// every line checked).
-pub fn from_text(text: &str) -> Result<Folded, String> {
+pub fn from_text(text: &str) -> Result<Folded, FoldedError> {
     let mut folded = Folded::new();
     for (number, line) in text.lines().enumerate() {
+        let bad = |problem| FoldedError {
+            line: number + 1,
+            problem,
+        };
         let (stack, cost) = line
             .rsplit_once(' ')
-            .ok_or_else(|| format!("line {}: no count", number + 1))?;
+            .ok_or_else(|| bad(FoldedLine::NoCount))?;
         let cost: u64 = cost
             .parse()
-            .map_err(|_| format!("line {}: a bad count {cost:?}", number + 1))?;
+            .map_err(|_| bad(FoldedLine::BadCount(cost.to_owned())))?;
         if stack.is_empty() || stack.chars().any(char::is_control) {
-            return Err(format!("line {}: a bad stack", number + 1));
+            return Err(bad(FoldedLine::BadStack));
         }
         let entry = folded.entry(stack.to_owned()).or_default();
         *entry = entry
             .checked_add(cost)
-            .ok_or_else(|| format!("line {}: the counts overflow", number + 1))?;
+            .ok_or_else(|| bad(FoldedLine::Overflow))?;
     }
     Ok(folded)
 }

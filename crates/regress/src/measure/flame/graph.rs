@@ -13,11 +13,20 @@
 use std::collections::BTreeMap;
 
 use crate::compare::Normalizer;
-use crate::measure::callgrind_out::{name, unrecurse, Positions};
+use crate::measure::callgrind_out::{name, unrecurse, DumpLineError, LineProblem, Positions};
 
 /// The most distinct functions a graph may hold; a handshake runs a few
 /// thousand.
 pub const MAX_FUNCTIONS: usize = 200_000;
+
+/// Why [`CallGraph::add_dump`] cannot read a dump.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GraphError {
+    #[error(transparent)]
+    Line(#[from] DumpLineError),
+    #[error("more than {MAX_FUNCTIONS} functions")]
+    TooManyFunctions,
+}
 
 /// Self costs and call costs by function name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,7 +39,7 @@ pub struct CallGraph {
 
 impl CallGraph {
     /// Adds one Callgrind dump's self and call costs.
-    pub fn add_dump(&mut self, text: &str, normalizer: &Normalizer) -> Result<(), String> {
+    pub fn add_dump(&mut self, text: &str, normalizer: &Normalizer) -> Result<(), GraphError> {
         let mut functions: BTreeMap<String, String> = BTreeMap::new();
         let mut function = String::new();
         let mut callee: Option<String> = None;
@@ -38,26 +47,30 @@ impl CallGraph {
         // The cost follows the positions (`instr line` or `line`).
         let mut positions = Positions::default();
         for (number, line) in text.lines().enumerate() {
-            let bad = |what: &str| format!("line {}: {what}: {line:?}", number + 1);
+            let bad = |problem: LineProblem| DumpLineError {
+                number: number + 1,
+                problem,
+                text: line.to_owned(),
+            };
             if let Some(value) = line.strip_prefix("positions:") {
-                positions = Positions::parse(value).map_err(|e| bad(&e))?;
+                positions = Positions::parse(value).map_err(bad)?;
             } else if let Some(value) = line.strip_prefix("fn=") {
-                let raw = name(value, &mut functions).map_err(|e| bad(&e))?;
+                let raw = name(value, &mut functions).map_err(bad)?;
                 function = frame(&raw, normalizer);
                 call = None;
             } else if let Some(value) = line.strip_prefix("cfn=") {
-                let raw = name(value, &mut functions).map_err(|e| bad(&e))?;
+                let raw = name(value, &mut functions).map_err(bad)?;
                 callee = Some(frame(&raw, normalizer));
             } else if line.starts_with("calls=") {
                 call = Some(
                     callee
                         .take()
-                        .ok_or_else(|| bad("a call without a callee"))?,
+                        .ok_or_else(|| bad(LineProblem::CallWithoutCallee))?,
                 );
             } else if line.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '*'))
             {
                 let cost: u64 = match line.split_whitespace().nth(positions.count) {
-                    Some(value) => value.parse().map_err(|_| bad("a bad cost"))?,
+                    Some(value) => value.parse().map_err(|_| bad(LineProblem::BadCost))?,
                     None => 0,
                 };
                 match call.take() {
@@ -71,7 +84,7 @@ impl CallGraph {
             }
         }
         if self.self_cost.len() > MAX_FUNCTIONS {
-            return Err(format!("more than {MAX_FUNCTIONS} functions"));
+            return Err(GraphError::TooManyFunctions);
         }
         Ok(())
     }

@@ -14,8 +14,8 @@ mod svg;
 
 use std::path::{Path, PathBuf};
 
-pub use fold::{fold, from_text, to_text, Folded, Limits, NOT_FOLLOWED};
-pub use graph::{frame, CallGraph};
+pub use fold::{fold, from_text, to_text, Folded, FoldedError, FoldedLine, Limits, NOT_FOLLOWED};
+pub use graph::{frame, CallGraph, GraphError};
 pub use svg::{differential, plain};
 
 use crate::limits;
@@ -49,7 +49,11 @@ pub enum FlameError {
         "{path} is not a folded-stack file this runner wrote: {reason}.\n  \
          Measure the side again (its measurement predates the call graph, or the file was edited)."
     )]
-    BadFolded { path: PathBuf, reason: String },
+    BadFolded {
+        path: PathBuf,
+        #[source]
+        reason: FoldedError,
+    },
     #[error("inferno could not draw {path}: {source}")]
     Render {
         path: PathBuf,

@@ -101,7 +101,7 @@ impl Runner {
             let read = child.and_then(|child| {
                 let text = limits::read_capped(&child.profile, limits::MAX_TOOL_FILE)
                     .map_err(|source| MeasureError::io("read", &child.profile, source))?;
-                dhat::parse(&text).map_err(|reason| MeasureError::BadHeapReport {
+                dhat::parse(&text).map_err(|reason| MeasureError::BadDhat {
                     path: child.profile.clone(),
                     reason,
                 })
