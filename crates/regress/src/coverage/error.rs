@@ -20,7 +20,11 @@ pub enum CoverageError {
     )]
     BadLines { path: PathBuf, reason: String },
     #[error("{} is not a Cachegrind profile: {reason}", path.display())]
-    BadProfile { path: PathBuf, reason: String },
+    BadProfile {
+        path: PathBuf,
+        #[source]
+        reason: super::lines::ProfileError,
+    },
     #[error(
         "no line data in {}: measure first (`regress run`, or `cargo test` with ENABLE_VALGRIND=true), \
          then run `regress coverage` again",

@@ -156,21 +156,46 @@ pub fn cachegrind_costs(path: &Path) -> Result<Costs, CoverageError> {
     })
 }
 
+/// Why [`parse_cachegrind`] cannot read a profile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("line {line}: {problem}")]
+    Line { line: usize, problem: ProfileLine },
+    #[error("no `events:` line")]
+    NoEvents,
+}
+
+/// What is wrong with a line of a Cachegrind profile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileLine {
+    #[error("no Ir event")]
+    NoIr,
+    #[error("a cost line before `events:`, `fl=` and `fn=`")]
+    CostBeforeHeaders,
+    #[error("a bad line number")]
+    BadLineNumber,
+    #[error("a bad count")]
+    BadCount,
+}
+
 /// The costs by file, function and line of Cachegrind's format: `fl=`,
 /// `fn=`, then `line count...` (names in full, never compressed).
-pub fn parse_cachegrind(text: &str) -> Result<Costs, String> {
+pub fn parse_cachegrind(text: &str) -> Result<Costs, ProfileError> {
     let mut costs = Costs::new();
     let mut file: Option<&str> = None;
     let mut function: Option<&str> = None;
     let mut ir: Option<usize> = None;
     for (number, line) in text.lines().enumerate() {
-        let bad = |what: &str| format!("line {}: {what}", number + 1);
+        let bad = |problem: ProfileLine| ProfileError::Line {
+            line: number + 1,
+            problem,
+        };
         if let Some(events) = line.strip_prefix("events:") {
             ir = Some(
                 events
                     .split_whitespace()
                     .position(|event| event == "Ir")
-                    .ok_or_else(|| bad("no Ir event"))?,
+                    .ok_or_else(|| bad(ProfileLine::NoIr))?,
             );
         } else if let Some(name) = line.strip_prefix("fl=") {
             file = Some(name);
@@ -179,16 +204,16 @@ pub fn parse_cachegrind(text: &str) -> Result<Costs, String> {
             function = Some(name);
         } else if line.starts_with(|c: char| c.is_ascii_digit()) {
             let (Some(file), Some(function), Some(ir)) = (file, function, ir) else {
-                return Err(bad("a cost line before `events:`, `fl=` and `fn=`"));
+                return Err(bad(ProfileLine::CostBeforeHeaders));
             };
             let mut fields = line.split_whitespace();
             let at: u64 = fields
                 .next()
                 .and_then(|f| f.parse().ok())
-                .ok_or_else(|| bad("a bad line number"))?;
+                .ok_or_else(|| bad(ProfileLine::BadLineNumber))?;
             let cost: i64 = match fields.nth(ir) {
                 None | Some(".") => 0,
-                Some(value) => value.parse().map_err(|_| bad("a bad count"))?,
+                Some(value) => value.parse().map_err(|_| bad(ProfileLine::BadCount))?,
             };
             *costs
                 .entry((file.to_owned(), function.to_owned()))
@@ -198,7 +223,7 @@ pub fn parse_cachegrind(text: &str) -> Result<Costs, String> {
         }
     }
     if ir.is_none() {
-        return Err("no `events:` line".to_owned());
+        return Err(ProfileError::NoEvents);
     }
     Ok(costs)
 }
@@ -338,5 +363,13 @@ mod tests {
         assert_eq!(below[&("a".to_owned(), "(below main)".to_owned())][&1], 2);
         assert!(parse_cachegrind("events: Ir\nfl=a\nfn=b\n1 y\n").is_err());
         assert!(parse_cachegrind("events: Dr\n").is_err());
+        let said = |text: &str| parse_cachegrind(text).expect_err("refused").to_string();
+        assert_eq!(
+            said("fl=a\nfn=b\n1 2\n"),
+            "line 3: a cost line before `events:`, `fl=` and `fn=`"
+        );
+        assert_eq!(said("events: Ir\nfl=a\nfn=b\n1 y\n"), "line 4: a bad count");
+        assert_eq!(said("events: Dr\n"), "line 1: no Ir event");
+        assert_eq!(said("fl=a\n"), "no `events:` line");
     }
 }

@@ -6,11 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use regress_source::git::Git;
+use regress_source::SourceError;
 
 use super::{BlindSpot, BlindSpots};
 use crate::coverage::lines::{self, Lines};
 use crate::coverage::report::ran;
 use crate::coverage::source::{self, is_compiled_source, Language, Span};
+use crate::coverage::CoverageError;
 use crate::limits;
 
 /// The largest source file read from a revision.
@@ -125,7 +127,7 @@ pub fn parse_diff(text: &str) -> Vec<ChangedFile> {
 }
 
 /// The changed lines between two revisions of the repository `git`.
-pub fn changes(git: &Git, base: &str, head: Revision<'_>) -> Result<Vec<ChangedFile>, String> {
+pub fn changes(git: &Git, base: &str, head: Revision<'_>) -> Result<Vec<ChangedFile>, SourceError> {
     let mut args = vec![
         "diff",
         "--no-color",
@@ -139,7 +141,7 @@ pub fn changes(git: &Git, base: &str, head: Revision<'_>) -> Result<Vec<ChangedF
         args.push(head);
     }
     args.push("--");
-    let output = git.run(&args).map_err(|error| error.to_string())?;
+    let output = git.run(&args)?;
     Ok(parse_diff(&String::from_utf8_lossy(&output)))
 }
 
@@ -185,14 +187,31 @@ fn executed(all: &[Lines], path: &str) -> BTreeSet<u32> {
         .collect()
 }
 
+/// Why a side's executed lines cannot be read: the blind spots are then
+/// unknown, for this reason.
+#[derive(Debug, thiserror::Error)]
+enum NoLineData {
+    #[error(transparent)]
+    Unreadable(#[from] CoverageError),
+    #[error(
+        "{missing} of the {measured} harnesses measured on {side} have no line data \
+         (profiles measured before line data was kept; measure again)"
+    )]
+    Missing {
+        missing: usize,
+        measured: usize,
+        side: &'static str,
+    },
+}
+
 /// The blind spots of a diff of the repository at `root`, from BASE
 /// (`base`) to HEAD (`head`): never an error, an unknown instead.
 pub fn find(root: &Path, git: &Git, scope: Scope, base: &Side<'_>, head: &Side<'_>) -> BlindSpots {
     let Revision::Commit(base_commit) = base.revision else {
         return BlindSpots::unknown("BASE is not a revision of the repository");
     };
-    let read = |side: &Side<'_>, name: &str| -> Result<Vec<Lines>, String> {
-        let all = lines::read_all(side.outputs).map_err(|e| e.to_string())?;
+    let read = |side: &Side<'_>, name: &'static str| -> Result<Vec<Lines>, NoLineData> {
+        let all = lines::read_all(side.outputs)?;
         let with: BTreeSet<&str> = all.iter().map(|l| l.harness.as_str()).collect();
         let missing = side
             .measured
@@ -200,11 +219,11 @@ pub fn find(root: &Path, git: &Git, scope: Scope, base: &Side<'_>, head: &Side<'
             .filter(|h| !with.contains(h.as_str()))
             .count();
         if missing > 0 {
-            return Err(format!(
-                "{missing} of the {} harnesses measured on {name} have no line data \
-                 (profiles measured before line data was kept; measure again)",
-                side.measured.len()
-            ));
+            return Err(NoLineData::Missing {
+                missing,
+                measured: side.measured.len(),
+                side: name,
+            });
         }
         Ok(all
             .into_iter()
@@ -213,7 +232,7 @@ pub fn find(root: &Path, git: &Git, scope: Scope, base: &Side<'_>, head: &Side<'
     };
     let (base_lines, head_lines) = match (read(base, "BASE"), read(head, "HEAD")) {
         (Ok(b), Ok(h)) => (b, h),
-        (Err(reason), _) | (_, Err(reason)) => return BlindSpots::unknown(reason),
+        (Err(reason), _) | (_, Err(reason)) => return BlindSpots::unknown(reason.to_string()),
     };
     let changes = match changes(git, base_commit, head.revision) {
         Ok(changes) => changes,

@@ -36,6 +36,18 @@ pub const MAX_FILES: usize = 10_000;
 const MAX_NAME: usize = 4_096;
 const MAX_LINES: usize = 100_000;
 
+/// What is wrong with blind spots read back as hostile input
+/// ([`BlindSpots::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlindSpotsProblem {
+    #[error("more than {MAX_SPOTS} blind spots or {MAX_FILES} files")]
+    TooMany,
+    #[error("more blind spots than changed functions")]
+    MoreThanChanged,
+    #[error("a blind spot's text is longer than {MAX_NAME} bytes")]
+    TooLong,
+}
+
 /// A changed function no harness ran.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,14 +144,12 @@ impl BlindSpots {
     }
 
     /// Checks blind spots read back as hostile input.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), BlindSpotsProblem> {
         if self.base.len() + self.head.len() > MAX_SPOTS || self.considered.len() > MAX_FILES {
-            return Err(format!(
-                "more than {MAX_SPOTS} blind spots or {MAX_FILES} files"
-            ));
+            return Err(BlindSpotsProblem::TooMany);
         }
         if self.changed < self.base.len() + self.head.len() {
-            return Err("more blind spots than changed functions".to_owned());
+            return Err(BlindSpotsProblem::MoreThanChanged);
         }
         let long = |text: &str| text.len() > MAX_NAME;
         if self.unknown.as_deref().is_some_and(long)
@@ -150,9 +160,7 @@ impl BlindSpots {
                 .chain(&self.head)
                 .any(|s| long(&s.file) || long(&s.function) || s.lines.len() > MAX_LINES)
         {
-            return Err(format!(
-                "a blind spot's text is longer than {MAX_NAME} bytes"
-            ));
+            return Err(BlindSpotsProblem::TooLong);
         }
         Ok(())
     }
