@@ -53,7 +53,55 @@ pub enum AllowlistError {
          Each [[allow]] entry has exactly operation, between (two group names), functions and \
          reason; see the README's \"Constant-flow check\"."
     )]
-    Invalid { path: PathBuf, reason: String },
+    Invalid {
+        path: PathBuf,
+        #[source]
+        reason: InvalidAllowlist,
+    },
+}
+
+/// Why [`Allowlist::parse`] refuses an allowlist's text.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidAllowlist {
+    /// Not TOML of the allowlist's shape: `toml`'s message, cut at 300
+    /// bytes.
+    #[error("{}", toml_message(.0))]
+    Toml(#[source] toml::de::Error),
+    #[error("{0} entries, at most {MAX_ENTRIES}")]
+    TooManyEntries(usize),
+    #[error("entry {number}: {problem}")]
+    Entry {
+        number: usize,
+        problem: EntryProblem,
+    },
+}
+
+/// What is wrong with one entry of an allowlist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryProblem {
+    #[error("functions must list 1 to {MAX_FUNCTIONS} patterns")]
+    FunctionCount,
+    #[error("{field} must be 1 to {MAX_PATTERN} bytes")]
+    PatternLength { field: &'static str },
+    #[error("{field} holds control characters")]
+    Control { field: &'static str },
+    #[error("{field} {pattern:?} would allow everything within a group; name what is allowed")]
+    Everything {
+        field: &'static str,
+        pattern: String,
+    },
+    #[error("operation {0:?} is not <library>::<operation> in [a-z0-9_] with `*`")]
+    Operation(String),
+    #[error("the group {0:?} is not a group name")]
+    Group(String),
+    #[error("the reason must say why, in {MIN_REASON} to {MAX_REASON} bytes")]
+    Reason,
+}
+
+fn toml_message(error: &toml::de::Error) -> String {
+    let mut message = error.message().to_owned();
+    message.truncate(300);
+    message
 }
 
 /// One allowed difference.
@@ -112,20 +160,16 @@ impl Allowlist {
     }
 
     /// Parses and checks the text of an allowlist.
-    pub fn parse(text: &str) -> Result<Allowlist, String> {
-        let file: File = toml::from_str(text).map_err(|error| {
-            let mut message = error.message().to_owned();
-            message.truncate(300);
-            message
-        })?;
+    pub fn parse(text: &str) -> Result<Allowlist, InvalidAllowlist> {
+        let file: File = toml::from_str(text).map_err(InvalidAllowlist::Toml)?;
         if file.allow.len() > MAX_ENTRIES {
-            return Err(format!(
-                "{} entries, at most {MAX_ENTRIES}",
-                file.allow.len()
-            ));
+            return Err(InvalidAllowlist::TooManyEntries(file.allow.len()));
         }
         for (index, entry) in file.allow.iter().enumerate() {
-            check_entry(entry).map_err(|reason| format!("entry {}: {reason}", index + 1))?;
+            check_entry(entry).map_err(|problem| InvalidAllowlist::Entry {
+                number: index + 1,
+                problem,
+            })?;
         }
         Ok(Allowlist {
             entries: file.allow,
@@ -155,18 +199,18 @@ impl Entry {
     }
 }
 
-fn check_entry(entry: &Entry) -> Result<(), String> {
+fn check_entry(entry: &Entry) -> Result<(), EntryProblem> {
     if entry.functions.is_empty() || entry.functions.len() > MAX_FUNCTIONS {
-        return Err(format!("functions must list 1 to {MAX_FUNCTIONS} patterns"));
+        return Err(EntryProblem::FunctionCount);
     }
     let patterns = std::iter::once(("operation", &entry.operation))
         .chain(entry.functions.iter().map(|pattern| ("functions", pattern)));
     for (field, pattern) in patterns {
         if pattern.is_empty() || pattern.len() > MAX_PATTERN {
-            return Err(format!("{field} must be 1 to {MAX_PATTERN} bytes"));
+            return Err(EntryProblem::PatternLength { field });
         }
         if pattern.chars().any(|c| c.is_control()) {
-            return Err(format!("{field} holds control characters"));
+            return Err(EntryProblem::Control { field });
         }
         // Within a group, every function must be named. Across groups (a
         // public verdict), an entry may allow every function: the
@@ -175,9 +219,10 @@ fn check_entry(entry: &Entry) -> Result<(), String> {
             && pattern.chars().all(|c| c == '*')
             && entry.between[0] == entry.between[1]
         {
-            return Err(format!(
-                "{field} {pattern:?} would allow everything within a group; name what is allowed"
-            ));
+            return Err(EntryProblem::Everything {
+                field,
+                pattern: pattern.clone(),
+            });
         }
     }
     if !entry
@@ -185,10 +230,7 @@ fn check_entry(entry: &Entry) -> Result<(), String> {
         .bytes()
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b':' | b'*'))
     {
-        return Err(format!(
-            "operation {:?} is not <library>::<operation> in [a-z0-9_] with `*`",
-            entry.operation
-        ));
+        return Err(EntryProblem::Operation(entry.operation.clone()));
     }
     for group in &entry.between {
         if group.is_empty()
@@ -197,14 +239,12 @@ fn check_entry(entry: &Entry) -> Result<(), String> {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
         {
-            return Err(format!("the group {group:?} is not a group name"));
+            return Err(EntryProblem::Group(group.clone()));
         }
     }
     let reason = entry.reason.trim();
     if reason.len() < MIN_REASON || entry.reason.len() > MAX_REASON {
-        return Err(format!(
-            "the reason must say why, in {MIN_REASON} to {MAX_REASON} bytes"
-        ));
+        return Err(EntryProblem::Reason);
     }
     Ok(())
 }
@@ -310,12 +350,13 @@ reason = "the failure is public: the peer sees the alert"
             ),
             ("[[allow]]\n".to_owned(), "missing field"),
         ] {
-            let error = Allowlist::parse(&text).expect_err(&text);
+            let error = Allowlist::parse(&text).expect_err(&text).to_string();
             assert!(error.contains(expected), "{expected}: {error}");
         }
         let many = entry("a::b", "f", good, r#"["a", "b"]"#).repeat(MAX_ENTRIES + 1);
         assert!(Allowlist::parse(&many)
             .expect_err("too many")
+            .to_string()
             .contains("entries"));
     }
 
