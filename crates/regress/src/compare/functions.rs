@@ -174,10 +174,15 @@ impl From<Verdict> for String {
     }
 }
 
-impl TryFrom<String> for Verdict {
-    type Error = String;
+/// A verdict's key that names no verdict (in a report read back).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown verdict {0:?}")]
+pub struct UnknownVerdict(pub String);
 
-    fn try_from(key: String) -> Result<Verdict, String> {
+impl TryFrom<String> for Verdict {
+    type Error = UnknownVerdict;
+
+    fn try_from(key: String) -> Result<Verdict, UnknownVerdict> {
         [
             Verdict::REGRESSED,
             Verdict::Judged(Change::Improved),
@@ -189,7 +194,7 @@ impl TryFrom<String> for Verdict {
         ]
         .into_iter()
         .find(|verdict| verdict.key() == key)
-        .ok_or_else(|| format!("unknown verdict {key:?}"))
+        .ok_or(UnknownVerdict(key))
     }
 }
 
