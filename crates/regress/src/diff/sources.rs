@@ -112,32 +112,46 @@ impl Sources {
     }
 }
 
+/// What is wrong with the sources of a report read as hostile input
+/// ([`check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourcesProblem {
+    #[error("{0} libraries; a from-source diff has 1 to {MAX_LIBRARIES}")]
+    LibraryCount(usize),
+    /// The name, cut at 40 characters.
+    #[error("{0:?} is not a library regress builds")]
+    UnknownLibrary(String),
+    #[error("a library label is longer than {MAX_TEXT} bytes or holds control characters")]
+    Label,
+    #[error("too many crates in one library")]
+    TooManyCrates,
+    #[error("too many harness groups not measured")]
+    TooManyGroups,
+    /// The group, cut at 40 characters.
+    #[error("{0:?} is not a harness group")]
+    NotAGroup(String),
+}
+
 /// Checks the sources of a report read as hostile input.
-pub fn check(sources: &Sources) -> Result<(), String> {
+pub fn check(sources: &Sources) -> Result<(), SourcesProblem> {
     if sources.libraries.is_empty() || sources.libraries.len() > MAX_LIBRARIES {
-        return Err(format!(
-            "{} libraries; a from-source diff has 1 to {MAX_LIBRARIES}",
-            sources.libraries.len()
-        ));
+        return Err(SourcesProblem::LibraryCount(sources.libraries.len()));
     }
     for library in &sources.libraries {
         if regress_source::Library::named(&library.library).is_err() {
-            return Err(format!(
-                "{:?} is not a library regress builds",
-                truncate(&library.library)
-            ));
+            return Err(SourcesProblem::UnknownLibrary(truncate(&library.library)));
         }
         for side in [&library.base, &library.head] {
             for text in [&side.label, &side.key].into_iter().chain(&side.crates) {
                 bounded(text)?;
             }
             if side.crates.len() > MAX_LIBRARIES {
-                return Err("too many crates in one library".to_owned());
+                return Err(SourcesProblem::TooManyCrates);
             }
         }
     }
     if sources.not_measured.len() > MAX_GROUPS {
-        return Err("too many harness groups not measured".to_owned());
+        return Err(SourcesProblem::TooManyGroups);
     }
     for group in &sources.not_measured {
         let name = group.strip_suffix("::").unwrap_or("");
@@ -146,17 +160,15 @@ pub fn check(sources: &Sources) -> Result<(), String> {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
         if !plain {
-            return Err(format!("{:?} is not a harness group", truncate(group)));
+            return Err(SourcesProblem::NotAGroup(truncate(group)));
         }
     }
     Ok(())
 }
 
-fn bounded(text: &str) -> Result<(), String> {
+fn bounded(text: &str) -> Result<(), SourcesProblem> {
     if text.len() > MAX_TEXT || text.chars().any(char::is_control) {
-        return Err(format!(
-            "a library label is longer than {MAX_TEXT} bytes or holds control characters"
-        ));
+        return Err(SourcesProblem::Label);
     }
     Ok(())
 }

@@ -42,7 +42,7 @@ pub fn check(report: &DiffReport) -> Result<(), Refusal> {
     revision("base", &report.base, from_source)?;
     revision("head", &report.head, from_source)?;
     if let Some(sources) = &report.sources {
-        super::sources::check(sources)?;
+        super::sources::check(sources).map_err(|problem| problem.to_string())?;
     }
     if let Some(blind_spots) = &report.blind_spots {
         blind_spots
