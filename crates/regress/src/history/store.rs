@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::harness_name::HarnessName;
 use crate::limits::{self, MAX_COUNT};
-use crate::measure::fingerprint::Fingerprint;
+use crate::measure::fingerprint::{Fingerprint, FingerprintProblem};
 use crate::measure::valgrind::{Method, Valgrind};
 
 pub const HISTORY_SCHEMA: u32 = 1;
@@ -116,7 +116,50 @@ pub enum StoreError {
         "{path} is not a history file this version of regress reads: {reason}.\n  \
          Fix or remove it (it is one version's data; `regress history` measures it again)."
     )]
-    Invalid { path: PathBuf, reason: String },
+    Invalid {
+        path: PathBuf,
+        #[source]
+        reason: HistoryProblem,
+    },
+}
+
+/// What makes a file no history file this regress reads.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryProblem {
+    /// Not JSON of a record's shape, in `serde_json`'s words.
+    #[error(transparent)]
+    Json(serde_json::Error),
+    #[error("schema {0} (this regress reads {HISTORY_SCHEMA})")]
+    Schema(u32),
+    /// The library the file names (cut at 60 characters) and its folder's.
+    #[error("it is of {found:?}, not {expected}")]
+    Library { found: String, expected: String },
+    /// The revision the file names (cut at 60 characters) and its name's.
+    #[error("it says {found:?} but is named {named}")]
+    Revision { found: String, named: String },
+    #[error("`{field}` is empty, longer than {MAX_NAME} bytes or holds control characters")]
+    Text { field: &'static str },
+    #[error("{0} entries, at most {MAX_ENTRIES}")]
+    Entries(usize),
+    #[error(transparent)]
+    Fingerprint(FingerprintProblem),
+    #[error("{0} harnesses, at most {MAX_HARNESSES}")]
+    Harnesses(usize),
+    #[error("{harness}: `{field}` is outside 1 to {MAX_COUNT}")]
+    Count {
+        harness: String,
+        field: &'static str,
+    },
+    /// Cut at 60 characters.
+    #[error("{0:?} is neither a version nor a full commit")]
+    NotARevision(String),
+    #[error("{harness}: the step's delta is out of bounds")]
+    Delta { harness: String },
+    #[error("it is a {0:?} record")]
+    Kind(Kind),
+    /// Cut at 60 characters.
+    #[error("{0:?} cannot name a file")]
+    CannotNameFile(String),
 }
 
 impl Entry {
@@ -146,44 +189,35 @@ impl Record {
         self.entries.sort_by(|a, b| a.setup().0.cmp(&b.setup().0));
     }
 
-    fn validate(&self, library: &str, revision: &str) -> Result<(), String> {
+    fn validate(&self, library: &str, revision: &str) -> Result<(), HistoryProblem> {
         if self.schema != HISTORY_SCHEMA {
-            return Err(format!(
-                "schema {} (this regress reads {HISTORY_SCHEMA})",
-                self.schema
-            ));
+            return Err(HistoryProblem::Schema(self.schema));
         }
         if self.library != library {
-            return Err(format!(
-                "it is of {:?}, not {library}",
-                short(&self.library)
-            ));
+            return Err(HistoryProblem::Library {
+                found: short(&self.library),
+                expected: library.to_owned(),
+            });
         }
         if self.revision != revision {
-            return Err(format!(
-                "it says {:?} but is named {revision}",
-                short(&self.revision)
-            ));
+            return Err(HistoryProblem::Revision {
+                found: short(&self.revision),
+                named: revision.to_owned(),
+            });
         }
         if let Some(title) = &self.title {
             text("title", title)?;
         }
         if self.entries.len() > MAX_ENTRIES {
-            return Err(format!(
-                "{} entries, at most {MAX_ENTRIES}",
-                self.entries.len()
-            ));
+            return Err(HistoryProblem::Entries(self.entries.len()));
         }
         for entry in &self.entries {
             entry
                 .fingerprint
                 .validate()
-                .map_err(|problem| problem.to_string())?;
+                .map_err(HistoryProblem::Fingerprint)?;
             if entry.paths.len() > MAX_HARNESSES {
-                return Err(format!(
-                    "{} harnesses, at most {MAX_HARNESSES}",
-                    entry.paths.len()
-                ));
+                return Err(HistoryProblem::Harnesses(entry.paths.len()));
             }
             for (name, path) in &entry.paths {
                 for (field, value) in [
@@ -192,7 +226,10 @@ impl Record {
                     ("operations_per_run", Some(path.operations_per_run)),
                 ] {
                     if value.is_some_and(|v| v == 0 || v > MAX_COUNT) {
-                        return Err(format!("{name}: `{field}` is outside 1 to {MAX_COUNT}"));
+                        return Err(HistoryProblem::Count {
+                            harness: name.to_string(),
+                            field,
+                        });
                     }
                 }
             }
@@ -202,7 +239,9 @@ impl Record {
                     text("function", &moved.function)?;
                     text("file", &moved.file)?;
                     if moved.delta.unsigned_abs() > MAX_COUNT {
-                        return Err(format!("{name}: the step's delta is out of bounds"));
+                        return Err(HistoryProblem::Delta {
+                            harness: name.to_string(),
+                        });
                     }
                 }
             }
@@ -215,17 +254,15 @@ fn short(text: &str) -> String {
     text.chars().take(60).collect()
 }
 
-fn text(field: &str, value: &str) -> Result<(), String> {
+fn text(field: &'static str, value: &str) -> Result<(), HistoryProblem> {
     if value.is_empty() || value.len() > MAX_NAME || value.chars().any(char::is_control) {
-        return Err(format!(
-            "`{field}` is empty, longer than {MAX_NAME} bytes or holds control characters"
-        ));
+        return Err(HistoryProblem::Text { field });
     }
     Ok(())
 }
 
 /// Whether `revision` can name a history file: a version, or a full commit.
-fn revision_text(revision: &str) -> Result<(), String> {
+fn revision_text(revision: &str) -> Result<(), HistoryProblem> {
     let is_commit = matches!(revision.len(), 40 | 64)
         && revision
             .bytes()
@@ -233,10 +270,7 @@ fn revision_text(revision: &str) -> Result<(), String> {
     if is_commit || semver::Version::parse(revision).is_ok() {
         Ok(())
     } else {
-        Err(format!(
-            "{:?} is neither a version nor a full commit",
-            short(revision)
-        ))
+        Err(HistoryProblem::NotARevision(short(revision)))
     }
 }
 
@@ -281,15 +315,15 @@ impl HistoryDir {
         }
         let text = limits::read_capped(&path, limits::MAX_SMALL_FILE)
             .map_err(|source| crate::MeasureError::io("read", &path, source))?;
-        let invalid = |reason: String| StoreError::Invalid {
+        let invalid = |reason: HistoryProblem| StoreError::Invalid {
             path: path.clone(),
             reason,
         };
         let record: Record =
-            serde_json::from_str(&text).map_err(|error| invalid(error.to_string()))?;
+            serde_json::from_str(&text).map_err(|error| invalid(HistoryProblem::Json(error)))?;
         record.validate(&self.library, revision).map_err(invalid)?;
         if record.kind != kind {
-            return Err(invalid(format!("it is a {:?} record", record.kind)));
+            return Err(invalid(HistoryProblem::Kind(record.kind)));
         }
         Ok(Some(record))
     }
@@ -322,7 +356,7 @@ impl HistoryDir {
             .path(record.kind, &record.revision)
             .ok_or_else(|| StoreError::Invalid {
                 path: self.dir.clone(),
-                reason: format!("{:?} cannot name a file", short(&record.revision)),
+                reason: HistoryProblem::CannotNameFile(short(&record.revision)),
             })?;
         let mut text = serde_json::to_string_pretty(record).expect("a record serialises");
         text.push('\n');
