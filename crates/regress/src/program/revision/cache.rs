@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::error::RevisionError;
+use super::error::{DoesNotBuild, RevisionError};
 use crate::harness_name::HarnessName;
 use crate::program::{self, PROGRAM};
 
@@ -87,7 +87,7 @@ impl ProgramCache {
         &self,
         key: &str,
         revision: &str,
-        build: impl FnOnce(&Path) -> Result<Result<(), String>, RevisionError>,
+        build: impl FnOnce(&Path) -> Result<Result<(), DoesNotBuild>, RevisionError>,
     ) -> Result<Built, RevisionError> {
         let dir = self.root.join(key);
         if let Some(found) = read(&dir) {
@@ -118,7 +118,7 @@ impl ProgramCache {
                 schema: SCHEMA,
                 revision: revision.to_owned(),
                 names: Vec::new(),
-                does_not_build: Some(bounded(&reason)),
+                does_not_build: Some(bounded(&reason.to_string())),
             },
         };
         let text = serde_json::to_string_pretty(&record).expect("a record serialises");
@@ -202,13 +202,16 @@ mod tests {
             let built = cache
                 .get_or_build("k1", "abc", |_| {
                     builds += 1;
-                    Ok(Err("error[E0599]: no method\u{1b}[31m".to_owned()))
+                    Ok(Err(DoesNotBuild::UpdateFailed {
+                        command: "cargo update".to_owned(),
+                        tail: "error[E0599]: no method\u{1b}[31m".to_owned(),
+                    }))
                 })
                 .expect("cached");
             let Built::DoesNotBuild { reason, .. } = built else {
                 panic!("a failure")
             };
-            assert_eq!(reason, "error[E0599]: no method[31m");
+            assert_eq!(reason, "`cargo update` failed: error[E0599]: no method[31m");
         }
         assert_eq!(builds, 1, "the failure is kept");
 

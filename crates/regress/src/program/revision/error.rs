@@ -31,6 +31,51 @@ pub enum RevisionError {
     Program(Box<crate::program::ProgramError>),
 }
 
+/// Why a revision does not build (a compile error, a version the
+/// harnesses do not cover): a bisect skips it and a history reports it
+/// ([`super::Builder::build`]). Its text is kept with the build.
+#[derive(Debug, thiserror::Error)]
+pub enum DoesNotBuild {
+    /// This workspace's program at a commit.
+    #[error(transparent)]
+    Program(crate::program::BuildError),
+    /// A library's revision, or the harnesses built against it (the
+    /// errors [`super::library`]'s `does_not_build` accepts).
+    #[error(transparent)]
+    Source(Box<regress_source::SourceError>),
+    /// A library's revision of a version the harnesses do not cover.
+    #[error(transparent)]
+    NotCovered(regress_source::features::NotCovered),
+    /// A published version the harnesses do not cover.
+    #[error("{library} {version} is not covered; the harnesses cover {covered}")]
+    VersionNotCovered {
+        library: &'static regress_source::Library,
+        version: semver::Version,
+        covered: String,
+    },
+    /// No version of the crate this workspace locks can be moved to the
+    /// published version.
+    #[error(
+        "this workspace locks {krate} at {locked}, none of which `cargo update --precise \
+         {version}` can move"
+    )]
+    LockCannotMove {
+        krate: &'static str,
+        locked: String,
+        version: semver::Version,
+    },
+    /// `cargo update --precise` failed: its command and last lines.
+    #[error("`{command}` failed: {tail}")]
+    UpdateFailed { command: String, tail: String },
+    /// `cargo update --precise` ran, but the version is not locked.
+    #[error("`{command}` did not lock {krate} {version}")]
+    NotLocked {
+        command: String,
+        krate: &'static str,
+        version: semver::Version,
+    },
+}
+
 /// Implements `From<$error>` for `$target` by boxing it into the variant
 /// `$target::$variant`: the errors of other modules are large, and boxing
 /// them keeps every `Result` of bisect, history and revision small.

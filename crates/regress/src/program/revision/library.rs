@@ -5,13 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use regress_source::features::{check_coverage, harness_features};
+use regress_source::features::{check_coverage, harness_features, NotCovered};
 use regress_source::{
     build_harnesses, export, Checkout, Options, PatchSet, Revision, ScratchWorkspace, SourceDirs,
     SourceError,
 };
 
-use super::error::RevisionError;
+use super::error::{DoesNotBuild, RevisionError};
 use super::inputs::BuildInputs;
 use super::Builder;
 use crate::program::PROGRAM;
@@ -66,17 +66,21 @@ impl Builder for LibraryRevisions {
             .key(&["library", self.checkout.library().name, revision])
     }
 
-    fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError> {
+    fn build(
+        &self,
+        revision: &str,
+        into: &Path,
+    ) -> Result<Result<(), DoesNotBuild>, RevisionError> {
         crate::process::check()?;
         let revision = Revision::Commit {
             reference: revision.to_owned(),
             commit: revision.to_owned(),
         };
-        let built = (|| -> Result<Result<(PathBuf, PathBuf), String>, SourceError> {
+        let built = (|| -> Result<Result<(PathBuf, PathBuf), NotCovered>, SourceError> {
             let exported = export(&self.checkout, &revision, &self.dirs, &self.options)?;
             let sets = [PatchSet::from_export(&exported)?];
             if let Err(not_covered) = check_coverage(&sets) {
-                return Ok(Err(not_covered.to_string()));
+                return Ok(Err(not_covered));
             }
             let scratch = ScratchWorkspace::prepare(&self.dirs, &sets, &self.options)?;
             let mut extra = match isolation(scratch.root()) {
@@ -97,8 +101,8 @@ impl Builder for LibraryRevisions {
                 copy(&lock, &into.join("Cargo.lock"))?;
                 Ok(Ok(()))
             }
-            Ok(Err(reason)) => Ok(Err(reason)),
-            Err(error) if does_not_build(&error) => Ok(Err(error.to_string())),
+            Ok(Err(not_covered)) => Ok(Err(DoesNotBuild::NotCovered(not_covered))),
+            Err(error) if does_not_build(&error) => Ok(Err(DoesNotBuild::Source(Box::new(error)))),
             Err(error) => Err(error.into()),
         }
     }

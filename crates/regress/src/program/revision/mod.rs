@@ -29,7 +29,7 @@ mod workspace;
 use std::path::{Path, PathBuf};
 
 pub use cache::{Built, Program};
-pub use error::RevisionError;
+pub use error::{DoesNotBuild, RevisionError};
 pub use library::LibraryRevisions;
 pub use published::PublishedVersions;
 pub use workspace::WorkspaceRevisions;
@@ -59,7 +59,8 @@ pub trait Builder {
     /// compile error, a version the harnesses do not cover): a bisect
     /// skips it and a history reports it. `Err` is anything else (an
     /// interrupt, a failing disk), which ends the command.
-    fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError>;
+    fn build(&self, revision: &str, into: &Path)
+        -> Result<Result<(), DoesNotBuild>, RevisionError>;
 
     /// Why `revision` cannot be built, when that is known without building
     /// (a published version the harnesses do not cover): a history reports

@@ -18,7 +18,7 @@ use regress_source::features::Coverage;
 use regress_source::process::{self as source_process, RunOptions};
 use regress_source::{build_harnesses, Library, Options, ScratchWorkspace, SourceDirs};
 
-use super::error::RevisionError;
+use super::error::{DoesNotBuild, RevisionError};
 use super::inputs::BuildInputs;
 use super::library::{copy, does_not_build};
 use super::Builder;
@@ -64,14 +64,15 @@ impl PublishedVersions {
     }
 
     /// Why the harnesses cannot build `version`, when they do not cover it.
-    pub fn not_covered(&self, version: &semver::Version) -> Option<String> {
-        self.coverage.generation(version).is_none().then(|| {
-            format!(
-                "{} {version} is not covered; the harnesses cover {}",
-                self.library,
-                self.coverage.covered()
-            )
-        })
+    pub fn not_covered(&self, version: &semver::Version) -> Option<DoesNotBuild> {
+        self.coverage
+            .generation(version)
+            .is_none()
+            .then(|| DoesNotBuild::VersionNotCovered {
+                library: self.library,
+                version: version.clone(),
+                covered: self.coverage.covered().to_string(),
+            })
     }
 
     /// Moves the scratch copy's lock to `version`; `Ok(Err(reason))` when
@@ -80,7 +81,7 @@ impl PublishedVersions {
         &self,
         scratch: &ScratchWorkspace,
         version: &semver::Version,
-    ) -> Result<Result<(), String>, RevisionError> {
+    ) -> Result<Result<(), DoesNotBuild>, RevisionError> {
         let lock = scratch.root().join("Cargo.lock");
         let locked = locked_versions(&lock, self.krate())?;
         if locked.contains(version) {
@@ -94,12 +95,11 @@ impl PublishedVersions {
             .find(|v| compatible(v))
             .or(locked.first().filter(|_| locked.len() == 1))
         else {
-            return Ok(Err(format!(
-                "this workspace locks {} at {}, none of which `cargo update --precise {version}` \
-                 can move",
-                self.krate(),
-                display_versions(&locked)
-            )));
+            return Ok(Err(DoesNotBuild::LockCannotMove {
+                krate: self.krate(),
+                locked: display_versions(&locked),
+                version: version.clone(),
+            }));
         };
         let spec = format!("{}@{from}", self.krate());
         let program = scratch.cargo().program(
@@ -119,18 +119,17 @@ impl PublishedVersions {
         )
         .map_err(regress_source::SourceError::from)?;
         if !finished.success() {
-            return Ok(Err(format!(
-                "`{}` failed: {}",
-                finished.command,
-                finished.tail(12)
-            )));
+            return Ok(Err(DoesNotBuild::UpdateFailed {
+                command: finished.command.clone(),
+                tail: finished.tail(12),
+            }));
         }
         if !locked_versions(&lock, self.krate())?.contains(version) {
-            return Ok(Err(format!(
-                "`{}` did not lock {} {version}",
-                finished.command,
-                self.krate()
-            )));
+            return Ok(Err(DoesNotBuild::NotLocked {
+                command: finished.command.clone(),
+                krate: self.krate(),
+                version: version.clone(),
+            }));
         }
         Ok(Ok(()))
     }
@@ -148,10 +147,14 @@ impl Builder for PublishedVersions {
     fn refuses(&self, revision: &str) -> Option<String> {
         // Not a version: `build` says so.
         let version = semver::Version::parse(revision).ok()?;
-        self.not_covered(&version)
+        self.not_covered(&version).map(|reason| reason.to_string())
     }
 
-    fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError> {
+    fn build(
+        &self,
+        revision: &str,
+        into: &Path,
+    ) -> Result<Result<(), DoesNotBuild>, RevisionError> {
         crate::process::check()?;
         let version = semver::Version::parse(revision).map_err(|error| RevisionError::Git {
             args: "version".to_owned(),
@@ -181,7 +184,9 @@ impl Builder for PublishedVersions {
         crate::process::check()?;
         let built = match built {
             Ok(built) => built,
-            Err(error) if does_not_build(&error) => return Ok(Err(error.to_string())),
+            Err(error) if does_not_build(&error) => {
+                return Ok(Err(DoesNotBuild::Source(Box::new(error))))
+            }
             Err(error) => return Err(error.into()),
         };
         copy(&built.program, &into.join(PROGRAM))?;

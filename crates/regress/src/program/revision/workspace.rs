@@ -22,7 +22,7 @@ use std::time::Duration;
 use regress_source::git::Git;
 use regress_source::process::Limits;
 
-use super::error::{RevisionError, GIT_DETAIL_LINES};
+use super::error::{DoesNotBuild, RevisionError, GIT_DETAIL_LINES};
 use super::inputs::BuildInputs;
 use super::Builder;
 use crate::process;
@@ -93,7 +93,11 @@ impl Builder for WorkspaceRevisions {
         self.inputs.key(&["workspace", revision])
     }
 
-    fn build(&self, revision: &str, into: &Path) -> Result<Result<(), String>, RevisionError> {
+    fn build(
+        &self,
+        revision: &str,
+        into: &Path,
+    ) -> Result<Result<(), DoesNotBuild>, RevisionError> {
         process::check()?;
         self.ensure_clone()?;
         let clone = self.clone.as_path();
@@ -117,7 +121,7 @@ impl Builder for WorkspaceRevisions {
         let program = match built {
             Ok(program) => program,
             Err(program::BuildError::Process(error)) => return Err(error.into()),
-            Err(error) => return Ok(Err(error.to_string())),
+            Err(error) => return Ok(Err(DoesNotBuild::Program(error))),
         };
         for (from, name) in [
             (program, PROGRAM),
