@@ -5,7 +5,11 @@
 #[derive(Debug, thiserror::Error)]
 pub enum BisectError {
     #[error("GOOD {revision} cannot be measured: {reason}\n  Pick a GOOD whose program builds and has the harness.")]
-    GoodUnmeasurable { revision: String, reason: String },
+    GoodUnmeasurable {
+        revision: String,
+        #[source]
+        reason: Skip,
+    },
 
     #[error("no harness is named {harness:?} at GOOD; `cargo run -p regress -- list` shows the names (bisect takes exactly one)")]
     UnknownHarness { harness: String },
@@ -41,6 +45,17 @@ pub enum BisectError {
 
     #[error(transparent)]
     Process(#[from] crate::process::ProcessError),
+}
+
+/// Why a revision of the line has no count, so that a bisect skips it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Skip {
+    /// It does not build: the reason kept with its build.
+    #[error("{0}")]
+    DoesNotBuild(String),
+    /// It builds, but its program has no such harness.
+    #[error("its program has no harness {harness}")]
+    NoHarness { harness: String },
 }
 
 crate::program::boxed_from!(

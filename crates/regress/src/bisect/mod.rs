@@ -32,7 +32,7 @@ use regress_source::{Checkout, Options, SourceDirs};
 
 use crate::program::line::{self, Line};
 use crate::program::LibraryCheckout;
-pub use error::BisectError;
+pub use error::{BisectError, Skip};
 use search::{Answer, Outcome, Search};
 pub use step::Culprit;
 
@@ -381,7 +381,7 @@ struct Prober<'a> {
 impl Prober<'_> {
     /// The count at `position`, or why it has none (it does not build, or
     /// has no such harness).
-    fn count(&mut self, position: usize) -> Result<Result<u64, String>, BisectError> {
+    fn count(&mut self, position: usize) -> Result<Result<u64, Skip>, BisectError> {
         let revision = &self.plan.line.revisions[position];
         let name = match position {
             0 => "GOOD",
@@ -412,10 +412,14 @@ impl Prober<'_> {
             }
             Built::Program(_) => {
                 self.missing.push(position);
-                let reason = format!("its program has no harness {}", self.plan.harness);
+                let reason = Skip::NoHarness {
+                    harness: self.plan.harness.to_string(),
+                };
                 return Ok(self.skip(&label, reason));
             }
-            Built::DoesNotBuild { reason, .. } => return Ok(self.skip(&label, reason)),
+            Built::DoesNotBuild { reason, .. } => {
+                return Ok(self.skip(&label, Skip::DoesNotBuild(reason)))
+            }
         };
         let outputs = self.outputs.join(revision.short());
         let (runner, cache) = revision::runner(
@@ -449,9 +453,10 @@ impl Prober<'_> {
         Ok(Ok(value))
     }
 
-    fn skip(&mut self, label: &str, reason: String) -> Result<u64, String> {
-        (self.progress)(&format!("{label}: skipped, {}", first_line(&reason)));
-        self.skipped.push((label.to_owned(), reason.clone()));
+    fn skip(&mut self, label: &str, reason: Skip) -> Result<u64, Skip> {
+        let text = reason.to_string();
+        (self.progress)(&format!("{label}: skipped, {}", first_line(&text)));
+        self.skipped.push((label.to_owned(), text));
         Err(reason)
     }
 }
