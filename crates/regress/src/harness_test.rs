@@ -13,10 +13,12 @@ use std::io::Write;
 use std::path::Path;
 
 use regress_measure::program::Entry;
+use regress_measure::HarnessError;
 
-use crate::judge::baseline::BaselineFile;
+use crate::judge::baseline::{BaselineError, BaselineFile};
 use crate::judge::gate::{self, UnmatchedPolicy, VerdictMessage};
 use crate::measure::runner::Runner;
+use crate::measure::MeasureError;
 
 /// Set to `true` to measure and gate under Valgrind.
 pub const ENV_ENABLE: &str = "ENABLE_VALGRIND";
@@ -39,27 +41,46 @@ pub fn notice(message: &str) {
     let _ = writeln!(stderr, "{message}");
 }
 
+/// Why a harness's test fails; each message says what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessTestError {
+    #[error("{name} does not work natively: {source}")]
+    Native { name: String, source: HarnessError },
+    #[error("{ENV_ENABLE}=true, but the runner cannot start: {source}")]
+    RunnerCannotStart { source: MeasureError },
+    /// The gate's setting, or the measurement.
+    #[error(transparent)]
+    Measure(#[from] MeasureError),
+    /// The harness's baseline file cannot be read.
+    #[error(transparent)]
+    Baseline(#[from] BaselineError),
+    /// The gate fails the count: its verdict, as the test prints it.
+    #[error("{0}")]
+    Gate(String),
+}
+
 /// The body of a harness's test: `Err` with a message that says what to do
 /// when the path is broken, the measurement failed, or the count regressed.
 /// `program` is the measured program that hosts the same harness.
-pub fn run(entry: &Entry, program: &Path) -> Result<(), String> {
+pub fn run(entry: &Entry, program: &Path) -> Result<(), HarnessTestError> {
     let name = entry.name.as_str();
     entry
         .harness
         .run_natively()
-        .map_err(|error| format!("{name} does not work natively: {error}"))?;
+        .map_err(|source| HarnessTestError::Native {
+            name: name.to_owned(),
+            source,
+        })?;
     if !valgrind_enabled() {
         return Ok(());
     }
 
-    let runner = Runner::from_env()
-        .map_err(|error| format!("{ENV_ENABLE}=true, but the runner cannot start: {error}"))?;
-    let policy = UnmatchedPolicy::from_env().map_err(|error| error.to_string())?;
-    let measurement = runner
-        .measure(name, program)
-        .map_err(|error| error.to_string())?;
+    let runner =
+        Runner::from_env().map_err(|source| HarnessTestError::RunnerCannotStart { source })?;
+    let policy = UnmatchedPolicy::from_env()?;
+    let measurement = runner.measure(name, program)?;
     let baseline = BaselineFile::load(&runner.workspace.baselines_dir(), &measurement.harness);
-    let assessment = gate::evaluate(&measurement, baseline).map_err(|error| error.to_string())?;
+    let assessment = gate::evaluate(&measurement, baseline)?;
     let message = VerdictMessage {
         harness: name,
         verdict: &assessment.verdict,
@@ -68,7 +89,7 @@ pub fn run(entry: &Entry, program: &Path) -> Result<(), String> {
     }
     .to_string();
     if assessment.fails(policy) {
-        return Err(message);
+        return Err(HarnessTestError::Gate(message));
     }
     let per_byte = measurement
         .instructions_per_byte()
