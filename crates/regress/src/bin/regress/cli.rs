@@ -88,13 +88,19 @@ pub enum CoverageFormat {
     Json,
 }
 
-fn origin(text: &str) -> Result<Origin, String> {
-    Origin::named(text.trim()).ok_or_else(|| {
-        format!(
-            "no library is called {:?}; the libraries are {}",
-            text.trim(),
-            regress::coverage::origin::NAMES.join(", ")
-        )
+/// A `--library` of `regress coverage` that names no library.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no library is called {name:?}; the libraries are {}",
+    regress::coverage::origin::NAMES.join(", ")
+)]
+pub struct UnknownOrigin {
+    name: String,
+}
+
+fn origin(text: &str) -> Result<Origin, UnknownOrigin> {
+    Origin::named(text.trim()).ok_or_else(|| UnknownOrigin {
+        name: text.trim().to_owned(),
     })
 }
 
@@ -124,23 +130,25 @@ pub enum CpuChoice {
     All,
 }
 
-fn cpu_choice(text: &str) -> Result<CpuChoice, String> {
+fn cpu_choice(text: &str) -> Result<CpuChoice, regress::MeasureError> {
     if text.trim() == "all" {
         return Ok(CpuChoice::All);
     }
-    CpuProfile::parse(text)
-        .map(CpuChoice::One)
-        .map_err(|error| error.to_string())
+    CpuProfile::parse(text).map(CpuChoice::One)
 }
 
-/// A `--harness` filter: an empty one would silently select every harness.
-fn filter(text: &str) -> Result<String, String> {
-    if text.trim().is_empty() {
-        return Err(
-            "an empty filter would select every harness; name part of a harness \
+/// An empty `--harness` (or `--operation`) filter.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "an empty filter would select every harness; name part of a harness \
                     (`regress list` shows them), or leave --harness out to select all"
-                .to_owned(),
-        );
+)]
+pub struct EmptyFilter;
+
+/// A `--harness` filter: an empty one would silently select every harness.
+fn filter(text: &str) -> Result<String, EmptyFilter> {
+    if text.trim().is_empty() {
+        return Err(EmptyFilter);
     }
     Ok(text.to_owned())
 }
