@@ -38,17 +38,38 @@ struct Options {
     only: Option<String>,
 }
 
-fn options() -> Result<Options, String> {
+/// Why the campaign cannot start.
+#[derive(Debug, thiserror::Error)]
+enum OptionsError {
+    #[error("{0} needs a value")]
+    NeedsValue(String),
+    #[error("unknown argument {0:?}")]
+    Unknown(String),
+    /// This example's own path cannot be read.
+    #[error(transparent)]
+    Exe(std::io::Error),
+    #[error("cannot tell where regress is; pass --regress PATH")]
+    NoRegress,
+    #[error(transparent)]
+    Workspace(regress::MeasureError),
+    #[error(transparent)]
+    Build(regress::program::BuildError),
+}
+
+fn options() -> Result<Options, OptionsError> {
     let mut args = std::env::args().skip(1);
     let (mut regress, mut program, mut out, mut only) = (None, None, None, None);
     while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| OptionsError::NeedsValue(arg.clone()))
+        };
         match arg.as_str() {
             "--regress" => regress = Some(PathBuf::from(value()?)),
             "--program" => program = Some(PathBuf::from(value()?)),
             "--out" => out = Some(PathBuf::from(value()?)),
             "--only" => only = Some(value()?),
-            other => return Err(format!("unknown argument {other:?}")),
+            other => return Err(OptionsError::Unknown(other.to_owned())),
         }
     }
     // By default: the `regress` built beside this example, and the measured
@@ -56,17 +77,18 @@ fn options() -> Result<Options, String> {
     let regress = match regress {
         Some(path) => path,
         None => std::env::current_exe()
-            .map_err(|e| e.to_string())?
+            .map_err(OptionsError::Exe)?
             .parent()
             .and_then(|examples| examples.parent())
             .map(|dir| dir.join("regress"))
-            .ok_or("cannot tell where regress is; pass --regress PATH")?,
+            .ok_or(OptionsError::NoRegress)?,
     };
     let program = match program {
         Some(path) => path,
         None => {
-            let root = regress::workspace::Workspace::discover().map_err(|e| e.to_string())?;
-            regress::program::build(&root).map_err(|e| e.to_string())?
+            let root =
+                regress::workspace::Workspace::discover().map_err(OptionsError::Workspace)?;
+            regress::program::build(&root).map_err(OptionsError::Build)?
         }
     };
     Ok(Options {
