@@ -18,13 +18,10 @@ use crate::judge::baseline::BaselineFile;
 use crate::judge::gate::{self, UnmatchedPolicy, VerdictMessage};
 use crate::measure::runner::Runner;
 
-/// Set to `true` to measure and gate under Valgrind.
-pub const ENV_ENABLE: &str = "ENABLE_VALGRIND";
-
 /// True when the user asked for Valgrind measurements.
 pub fn valgrind_enabled() -> bool {
     matches!(
-        std::env::var(ENV_ENABLE)
+        std::env::var(crate::env::ENABLE_VALGRIND)
             .as_deref()
             .map(str::to_ascii_lowercase)
             .as_deref(),
@@ -52,8 +49,12 @@ pub fn run(entry: &Entry, program: &Path) -> Result<(), String> {
         return Ok(());
     }
 
-    let runner = Runner::from_env()
-        .map_err(|error| format!("{ENV_ENABLE}=true, but the runner cannot start: {error}"))?;
+    let runner = Runner::from_env().map_err(|error| {
+        format!(
+            "{}=true, but the runner cannot start: {error}",
+            crate::env::ENABLE_VALGRIND
+        )
+    })?;
     let policy = UnmatchedPolicy::from_env().map_err(|error| error.to_string())?;
     let measurement = runner
         .measure(name, program)

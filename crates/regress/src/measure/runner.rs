@@ -270,7 +270,7 @@ impl Runner {
                 hooks: &hooks,
                 ia32cap: &ia32cap,
                 under_none: cachegrind::heap_child_under_none(
-                    std::env::var(cachegrind::ENV_HEAP_CHILD).ok().as_deref(),
+                    std::env::var(crate::env::HEAP_CHILD).ok().as_deref(),
                 )?,
             },
             ..self.child(harness, binary, scratch, PREPARED_INPUTS)

@@ -38,7 +38,7 @@ pub fn valgrind_or_skip(test: &str) -> bool {
     match regress::measure::valgrind::Valgrind::from_env() {
         Ok(_) => true,
         Err(error) => {
-            if std::env::var("REGRESS_REQUIRE_VALGRIND").as_deref() == Ok("1") {
+            if std::env::var(regress::env::REQUIRE_VALGRIND).as_deref() == Ok("1") {
                 panic!("REGRESS_REQUIRE_VALGRIND=1 but Valgrind is unavailable: {error}");
             }
             // libtest captures eprintln!, but not a direct write.
