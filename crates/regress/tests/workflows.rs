@@ -68,6 +68,9 @@ jobs:
       - name: always
         if: always()
         run: exit 0
+      - name: Install system packages
+        if: always()
+        run: exit 1
   second:
     needs: first
     runs-on: ubuntu-24.04
@@ -84,6 +87,7 @@ jobs:
 fn the_player_runs_steps_as_github_does() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut runner = Runner::new(dir.path());
+    runner.machine_step("Install system", "not here");
     let run = runner.run(
         &small_workflow(dir.path(), SMALL),
         json!({ "github": { "event": { "pull_request": { "number": 7 } } } }),
@@ -98,6 +102,11 @@ fn the_player_runs_steps_as_github_does() {
         Conclusion::Skipped
     );
     assert_eq!(second.step("always").conclusion, Conclusion::Success);
+    let machine = second.step("Install system packages");
+    assert_eq!(
+        (machine.conclusion, machine.log.as_str()),
+        (Conclusion::Skipped, "not here")
+    );
     // One failed matrix entry fails the job for those that need it.
     assert_eq!(run.job("second").conclusion, Conclusion::Skipped);
     assert_eq!(run.job("guarded").conclusion, Conclusion::Skipped);

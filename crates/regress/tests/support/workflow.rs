@@ -24,7 +24,9 @@
 //!   nothing (a cold cache: it only ever saves time), and
 //!   `actions/github-script` is not run (it calls GitHub's API; the test
 //!   checks the files it reads instead). Any other action fails the test,
-//!   so a new one cannot go unplayed.
+//!   so a new one cannot go unplayed;
+//! - steps the test names as machine set-up ([`Runner::machine_step`]:
+//!   installing system packages) are reported skipped, not run.
 //!
 //! The context a workflow reads (`github.*`, `inputs.*`, `vars.*`) is
 //! given by the test. Reading a `github.` or `inputs.` value the test did
@@ -135,6 +137,9 @@ pub struct Runner {
     /// Variables the runner machine itself has (`PATH`, …), beside the
     /// test process's own.
     machine_env: Vec<(String, String)>,
+    /// Steps (by the start of their name) that set up the machine and are
+    /// not run here, with the reason.
+    machine_steps: Vec<(String, String)>,
     next_run: u64,
 }
 
@@ -146,6 +151,7 @@ impl Runner {
             repositories: BTreeMap::new(),
             root: root.to_path_buf(),
             machine_env: Vec::new(),
+            machine_steps: Vec::new(),
             next_run: 1000,
         }
     }
@@ -161,6 +167,15 @@ impl Runner {
     /// sets (a self-hosted runner's `CARGO_TARGET_DIR`, a `PATH`).
     pub fn machine_env(&mut self, name: &str, value: &str) -> &mut Runner {
         self.machine_env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Steps whose name starts with `name` are not run, for `reason`
+    /// (installing system packages: a test must not change the machine).
+    /// They are reported as skipped, with the reason as their log.
+    pub fn machine_step(&mut self, name: &str, reason: &str) -> &mut Runner {
+        self.machine_steps
+            .push((name.to_owned(), reason.to_owned()));
         self
     }
 
@@ -287,6 +302,19 @@ impl Runner {
                     name: step_name,
                     conclusion: Conclusion::Skipped,
                     log: String::new(),
+                    elapsed: std::time::Duration::ZERO,
+                });
+                continue;
+            }
+            if let Some((_, reason)) = self
+                .machine_steps
+                .iter()
+                .find(|(start, _)| step_name.starts_with(start.as_str()))
+            {
+                steps.push(StepRun {
+                    name: step_name,
+                    conclusion: Conclusion::Skipped,
+                    log: reason.clone(),
                     elapsed: std::time::Duration::ZERO,
                 });
                 continue;
@@ -1083,15 +1111,20 @@ pub fn workflow(name: &str) -> PathBuf {
 }
 
 /// A runner in `dir/runner` whose steps find the stand-in for the runner's
-/// build first on `PATH` ([`cargo_for_the_runner`]), and whose machine sets
+/// build first on `PATH` ([`cargo_for_the_runner`]), whose machine sets
 /// `CARGO_TARGET_DIR` to this workspace's target folder (as a self-hosted
-/// runner may), so the diffs' builds find the dependencies compiled.
+/// runner may), so the diffs' builds find the dependencies compiled, and
+/// which does not run the steps that install system packages.
 pub fn workflow_runner(dir: &Path) -> Runner {
     let bin = cargo_for_the_runner(&dir.join("bin"), Path::new(env!("CARGO_BIN_EXE_regress")));
     let mut runner = Runner::new(&dir.join("runner"));
     runner
         .machine_env("PATH", &path_with(&bin))
-        .machine_env("CARGO_TARGET_DIR", &path_text(&super::target_dir()));
+        .machine_env("CARGO_TARGET_DIR", &path_text(&super::target_dir()))
+        .machine_step(
+            "Install system packages",
+            "not run: a test installs nothing (this machine has what the test needs, or it was skipped)",
+        );
     runner
 }
 
