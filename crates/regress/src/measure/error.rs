@@ -283,6 +283,16 @@ pub enum MeasureError {
     )]
     BadHeapReport { path: PathBuf, reason: String },
 
+    #[error(
+        "{path} is not a DHAT profile this runner reads: {error}.\n  \
+         Measure again; if it persists, this Valgrind's DHAT writes another format \
+         (scripts/fetch-valgrind.sh fetches one the runner reads)."
+    )]
+    BadAllocationSites {
+        path: PathBuf,
+        error: regress_profile::dhat::DhatError,
+    },
+
     #[error(transparent)]
     Flame(#[from] super::flame::FlameError),
 

@@ -32,7 +32,6 @@ pub mod cachegrind;
 pub mod callgrind_out;
 pub mod costs;
 pub mod cpu_profile;
-pub mod dhat;
 mod error;
 pub mod fingerprint;
 pub mod flame;

@@ -22,7 +22,6 @@ use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec, Tool};
 use crate::measure::callgrind_out;
 use crate::measure::cpu_profile;
-use crate::measure::dhat::{self, Sites};
 use crate::measure::fingerprint::Fingerprint;
 use crate::measure::flame;
 use crate::measure::fork_server::ForkServers;
@@ -36,6 +35,7 @@ use crate::measure::split::{self, Parts};
 use crate::measure::valgrind::{Method, Valgrind};
 use crate::toolchain::Built;
 use crate::workspace::Workspace;
+use regress_profile::dhat::{self, Sites};
 
 static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
 
@@ -316,9 +316,9 @@ impl Runner {
             let read = child.and_then(|child| {
                 let text = limits::read_capped(&child.profile, limits::MAX_TOOL_FILE)
                     .map_err(|source| MeasureError::io("read", &child.profile, source))?;
-                dhat::parse(&text).map_err(|reason| MeasureError::BadHeapReport {
+                dhat::parse(&text).map_err(|error| MeasureError::BadAllocationSites {
                     path: child.profile.clone(),
-                    reason,
+                    error,
                 })
             });
             match read {

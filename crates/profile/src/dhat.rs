@@ -1,6 +1,6 @@
 //! Allocation sites of a run, with their call stacks, from Valgrind's DHAT.
 //!
-//! The heap figures come from the heap hooks ([`super::heap_hooks`]): exact,
+//! The heap figures come from the runner's heap hooks: exact,
 //! per run, per side. When a diff finds that they changed, it asks *where*:
 //! DHAT records every allocation site (a call stack) of a process with the
 //! bytes and blocks allocated there. It counts the whole process, so the
@@ -44,18 +44,35 @@ struct ProgramPoint {
     fs: Vec<usize>,
 }
 
+/// Why a DHAT output file cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DhatError {
+    #[error("not DHAT's JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error(
+        "DHAT file version {version} in mode {mode:?}; this runner reads version 2, heap mode"
+    )]
+    Version { version: u32, mode: String },
+    #[error("more than {MAX_SITES} allocation sites")]
+    TooManySites,
+    #[error("frame {0} is not in the frame table")]
+    NoFrame(usize),
+    #[error("a {0} count beyond i64")]
+    Overflow(&'static str),
+}
+
 /// The sites of a DHAT output file's text.
-pub fn parse(text: &str) -> Result<Sites, String> {
-    let file: File =
-        serde_json::from_str(text).map_err(|error| format!("not DHAT's JSON: {error}"))?;
+pub fn parse(text: &str) -> Result<Sites, DhatError> {
+    let file: File = serde_json::from_str(text).map_err(DhatError::NotJson)?;
     if file.version != 2 || file.mode != "heap" {
-        return Err(format!(
-            "DHAT file version {} in mode {:?}; this runner reads version 2, heap mode",
-            file.version, file.mode
-        ));
+        return Err(DhatError::Version {
+            version: file.version,
+            mode: file.mode,
+        });
     }
     if file.pps.len() > MAX_SITES {
-        return Err(format!("more than {MAX_SITES} allocation sites"));
+        return Err(DhatError::TooManySites);
     }
     let mut sites = Sites::new();
     for point in file.pps {
@@ -66,12 +83,12 @@ pub fn parse(text: &str) -> Result<Sites, String> {
                 file.ftbl
                     .get(*index)
                     .map(|frame| frame_name(frame))
-                    .ok_or_else(|| format!("frame {index} is not in the frame table"))
+                    .ok_or(DhatError::NoFrame(*index))
             })
-            .collect::<Result<Vec<String>, String>>()?;
+            .collect::<Result<Vec<String>, DhatError>>()?;
         let site = sites.entry(stack).or_default();
-        site.bytes += i64::try_from(point.tb).map_err(|_| "a byte count beyond i64")?;
-        site.blocks += i64::try_from(point.tbk).map_err(|_| "a block count beyond i64")?;
+        site.bytes += i64::try_from(point.tb).map_err(|_| DhatError::Overflow("byte"))?;
+        site.blocks += i64::try_from(point.tbk).map_err(|_| DhatError::Overflow("block"))?;
     }
     Ok(sites)
 }
