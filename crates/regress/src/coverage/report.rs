@@ -493,7 +493,7 @@ impl Coverage {
 mod tests {
     use super::*;
     use crate::harness_name::HarnessName;
-    use crate::measure::callgrind_out::Costs;
+    use regress_profile::callgrind_out::Costs;
 
     /// A library in s2n-tls's layout on disk, and lines that ran part of it.
     #[test]

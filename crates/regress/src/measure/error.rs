@@ -253,11 +253,14 @@ pub enum MeasureError {
     BadDump { path: PathBuf, reason: String },
 
     #[error(
-        "cannot read the function symbols of the measured program {path}: {reason}.\n  \
+        "cannot read the function symbols of the measured program {path}: {error}.\n  \
          A Callgrind measurement charges each instruction to the function it lies in by them; \
          rebuild the program (`cargo test --no-run -p harnesses --test perf`) and measure again."
     )]
-    BadSymbols { path: PathBuf, reason: String },
+    BadSymbols {
+        path: PathBuf,
+        error: regress_profile::symbols::SymbolsError,
+    },
 
     #[error(
         "{harness}: its parts do not add up to its count: client {client} + server {server} + \

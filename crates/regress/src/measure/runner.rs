@@ -20,7 +20,6 @@ use crate::harness_name::HarnessName;
 use crate::limits;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildOutcome, ChildSpec, Tool};
-use crate::measure::callgrind_out;
 use crate::measure::cpu_profile;
 use crate::measure::fingerprint::Fingerprint;
 use crate::measure::flame;
@@ -35,6 +34,7 @@ use crate::measure::split::{self, Parts};
 use crate::measure::valgrind::{Method, Valgrind};
 use crate::toolchain::Built;
 use crate::workspace::Workspace;
+use regress_profile::callgrind_out;
 use regress_profile::dhat::{self, Sites};
 
 static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
