@@ -88,7 +88,7 @@ impl Parts {
 pub const MAX_DUMPS: usize = 4096;
 
 /// A Callgrind child's run: its count by part, and its per-line self
-/// costs (the run's profile, see [`super::callgrind_out`]), in all and by
+/// costs (the run's profile, see [`regress_profile::callgrind_out`]), in all and by
 /// part (the constant-flow check compares one side's part alone).
 #[derive(Debug, Clone, Default)]
 pub struct Dumps {

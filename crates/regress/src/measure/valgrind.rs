@@ -30,7 +30,7 @@ pub enum Method {
     Subtraction,
     /// Any Valgrind: Callgrind collects from the run's first boundary and
     /// dumps every segment of it; the count is their sum, the profile
-    /// their lines ([`super::callgrind_out`]). One child gives the count,
+    /// their lines ([`regress_profile::callgrind_out`]). One child gives the count,
     /// its split by part and its profile; it counts exactly what the two
     /// Cachegrind methods count.
     Callgrind,
