@@ -43,7 +43,7 @@ use super::error::DiffError;
 use super::interrupt;
 use super::pipeline::choose;
 use super::report::DiffReport;
-use super::scratch::{begin, choose_target_dir, RemoveOnDrop};
+use super::scratch::{begin, target_dir, RemoveOnDrop};
 use super::shard::Shard;
 use super::sources::{self, LibrarySides, Sources};
 use crate::coverage::blind::Revision;
@@ -200,22 +200,15 @@ impl LibraryPlan {
         let outputs = self.workspace.perf_outputs_dir().join("diff");
         let (_, mut lock) = begin(root, &outputs, || note(DiffStep::WaitingForLock))?;
         let dirs = SourceDirs::new(root)?;
-        // The same rule as a diff of two commits: --target-dir, else
-        // CARGO_TARGET_DIR unless it holds the scratch copies, else the
-        // library builds' own folder.
-        let from_env = std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty());
-        let (target_dir, why_not_env) = choose_target_dir(
+        // The same rule as a diff of two commits, the scratch copies in
+        // place of the worktrees.
+        let target_dir = target_dir(
             self.request.target_dir.as_deref(),
-            from_env.as_deref().map(Path::new),
             dirs.state(),
             &dirs.build_target(),
+            &self.workspace,
+            listener,
         )?;
-        if let Some(env_dir) = why_not_env {
-            note(DiffStep::TargetDirPassedOver {
-                env_dir: &env_dir,
-                dir: &self.workspace.display_path(&target_dir),
-            });
-        }
         let bin_dir = RemoveOnDrop::fresh(dirs.state().join("bin"));
 
         // Both sides' sources first: a version the harnesses do not cover,
