@@ -111,7 +111,27 @@ impl WorkflowRun {
     }
 }
 
+impl StepRun {
+    fn skipped(name: String, log: String) -> StepRun {
+        StepRun {
+            name,
+            conclusion: Conclusion::Skipped,
+            log,
+            elapsed: std::time::Duration::ZERO,
+        }
+    }
+}
+
 impl JobRun {
+    fn skipped(name: String) -> JobRun {
+        JobRun {
+            name,
+            conclusion: Conclusion::Skipped,
+            steps: Vec::new(),
+            summary: String::new(),
+        }
+    }
+
     /// The step called `name`.
     pub fn step(&self, name: &str) -> &StepRun {
         self.steps
@@ -231,22 +251,16 @@ impl Runner {
                 let state = Status {
                     any_failed: !needs_ok,
                 };
-                let run = match job["if"].as_str() {
-                    Some(condition) if !truthy(&evaluate(condition, &job_context, state)) => {
-                        JobRun {
-                            name,
-                            conclusion: Conclusion::Skipped,
-                            steps: Vec::new(),
-                            summary: String::new(),
-                        }
-                    }
-                    None if !needs_ok => JobRun {
-                        name,
-                        conclusion: Conclusion::Skipped,
-                        steps: Vec::new(),
-                        summary: String::new(),
-                    },
-                    _ => self.run_job(id, &name, &job, &workflow_env, job_context),
+                // Without an `if`, a job runs when every job it needs
+                // succeeded (`success()`).
+                let runs_job = match job["if"].as_str() {
+                    Some(condition) => truthy(&evaluate(condition, &job_context, state)),
+                    None => needs_ok,
+                };
+                let run = if runs_job {
+                    self.run_job(id, &name, &job, &workflow_env, job_context)
+                } else {
+                    JobRun::skipped(name)
                 };
                 if run.conclusion == Conclusion::Failure {
                     conclusion = Conclusion::Failure;
@@ -298,12 +312,7 @@ impl Runner {
                 .unwrap_or_else(|| format!("step {index}"));
             let condition = step["if"].as_str().unwrap_or("success()");
             if !truthy(&evaluate(condition, &context, status)) {
-                steps.push(StepRun {
-                    name: step_name,
-                    conclusion: Conclusion::Skipped,
-                    log: String::new(),
-                    elapsed: std::time::Duration::ZERO,
-                });
+                steps.push(StepRun::skipped(step_name, String::new()));
                 continue;
             }
             if let Some((_, reason)) = self
@@ -311,12 +320,7 @@ impl Runner {
                 .iter()
                 .find(|(start, _)| step_name.starts_with(start.as_str()))
             {
-                steps.push(StepRun {
-                    name: step_name,
-                    conclusion: Conclusion::Skipped,
-                    log: reason.clone(),
-                    elapsed: std::time::Duration::ZERO,
-                });
+                steps.push(StepRun::skipped(step_name, reason.clone()));
                 continue;
             }
             let files = StepFiles::new(&temp, index);
@@ -932,12 +936,11 @@ impl Parser<'_> {
     }
 
     fn eat(&mut self, op: &str) -> bool {
-        if self.peek() == Some(&Token::Op(leak(op))) {
+        let found = matches!(self.peek(), Some(Token::Op(found)) if *found == op);
+        if found {
             self.at += 1;
-            true
-        } else {
-            false
         }
+        found
     }
 
     fn or(&mut self) -> Value {
@@ -1032,14 +1035,6 @@ impl Parser<'_> {
             _ => panic!("the workflow reads {path}, which the test did not give"),
         }
     }
-}
-
-/// The operator tokens are `&'static str`; comparing needs one too.
-fn leak(op: &str) -> &'static str {
-    ["==", "!=", "&&", "||", "!", "(", ")", ","]
-        .into_iter()
-        .find(|known| *known == op)
-        .expect("a known operator")
 }
 
 /// GitHub's `==`: strings compare without case, otherwise by value.
