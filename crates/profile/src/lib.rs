@@ -1,6 +1,8 @@
-//! Parsers for what Valgrind's Cachegrind leaves behind: the raw profile
-//! files (`cachegrind.out.*`, also what `cg_diff` writes) and the text report
-//! `cg_annotate` prints.
+//! Parsers for what Valgrind's tools leave behind: Cachegrind's raw profile
+//! files (`cachegrind.out.*`, also what `cg_diff` writes), the text report
+//! `cg_annotate` prints, Callgrind's dumps read as a Cachegrind profile
+//! ([`callgrind_out`], with the program's function [`symbols`]), and DHAT's
+//! allocation sites ([`dhat`]).
 //!
 //! The regression runner counts instructions by running a harness under
 //! `valgrind --tool=cachegrind` and reading the `summary:` line of the
@@ -27,9 +29,12 @@
 
 pub mod annotated;
 pub mod cachegrind_out;
+pub mod callgrind_out;
+pub mod dhat;
 pub mod error;
 mod function_cost;
 mod number;
+pub mod symbols;
 
 pub use error::ProfileError;
 pub use function_cost::FunctionCost;

@@ -10,11 +10,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use regress::measure::dhat;
 use regress::measure::metrics::Metric;
 use regress::measure::valgrind::Valgrind;
 use regress::workspace::Workspace;
 use regress::{program, Runner};
+use regress_profile::dhat;
 
 fn main() -> anyhow::Result<ExitCode> {
     let filters: Vec<String> = std::env::args().skip(1).collect();

@@ -20,13 +20,10 @@ use crate::judge::gate::{self, UnmatchedPolicy, VerdictMessage};
 use crate::measure::runner::Runner;
 use crate::measure::MeasureError;
 
-/// Set to `true` to measure and gate under Valgrind.
-pub const ENV_ENABLE: &str = "ENABLE_VALGRIND";
-
 /// True when the user asked for Valgrind measurements.
 pub fn valgrind_enabled() -> bool {
     matches!(
-        std::env::var(ENV_ENABLE)
+        std::env::var(crate::env::ENABLE_VALGRIND)
             .as_deref()
             .map(str::to_ascii_lowercase)
             .as_deref(),
@@ -46,7 +43,7 @@ pub fn notice(message: &str) {
 pub enum HarnessTestError {
     #[error("{name} does not work natively: {source}")]
     Native { name: String, source: HarnessError },
-    #[error("{ENV_ENABLE}=true, but the runner cannot start: {source}")]
+    #[error("{}=true, but the runner cannot start: {source}", crate::env::ENABLE_VALGRIND)]
     RunnerCannotStart { source: MeasureError },
     /// The gate's setting, or the measurement.
     #[error(transparent)]

@@ -41,7 +41,7 @@
 //! (what each harness's test does), [`toolchain`] (which compilers built the
 //! program), [`process`] (every child in a process group of its own, with a
 //! time limit, stopped on Ctrl-C), [`harness_name`] (the checked name every
-//! path is made from), [`limits`] (the bounds on what is read from files),
+//! path is made from), [`env`] (every environment variable it reads), [`limits`] (the bounds on what is read from files),
 //! [`workspace`], [`format`], [`atomic_file`], [`parallel`] and
 //! [`fixtures`]. The `regress` binary (`src/bin/regress/`) is a thin layer
 //! over this library: it reads the command line into typed requests and
@@ -53,6 +53,7 @@ pub mod compare;
 pub mod constant_flow;
 pub mod coverage;
 pub mod diff;
+pub mod env;
 
 #[doc(hidden)]
 pub mod fixtures;

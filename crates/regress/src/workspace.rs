@@ -6,10 +6,6 @@ use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::{MeasureError, Result};
 pub use regress_source::paths::inside;
 
-/// Overrides where the workspace root is (by default: the nearest ancestor
-/// holding both `Cargo.lock` and `baselines/`).
-pub const ENV_ROOT: &str = "REGRESS_ROOT";
-
 /// The project's root folder and the folders the runner reads and writes,
 /// seen under one CPU profile: each profile's outputs have a folder of
 /// their own, so that no command ever reads one profile's records as
@@ -48,7 +44,7 @@ impl Workspace {
     }
 
     fn find_root() -> Result<Workspace> {
-        let workspace = match std::env::var_os(ENV_ROOT).filter(|root| !root.is_empty()) {
+        let workspace = match std::env::var_os(crate::env::ROOT).filter(|root| !root.is_empty()) {
             Some(root) => Workspace::from_variable(PathBuf::from(root))?,
             None => {
                 let start = match std::env::var_os("CARGO_MANIFEST_DIR") {

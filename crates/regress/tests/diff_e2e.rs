@@ -19,7 +19,7 @@
 
 mod support;
 
-use support::{target_dir, valgrind_or_skip};
+use support::{git, project_with_calibration_change, target_dir, valgrind_or_skip};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,30 +29,6 @@ use std::process::{Command, Output, Stdio};
 const EXIT_REGRESSED: i32 = 1;
 /// The exit code of an error.
 const EXIT_ERROR: i32 = 2;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=regress test",
-            "-c",
-            "user.email=regress@example.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run git");
-    assert!(
-        output.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 fn regress(repo: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_regress"))
@@ -116,59 +92,6 @@ fn snapshot(repo: &Path) -> Snapshot {
         worktrees: git(repo, &["worktree", "list", "--porcelain"]),
         head: git(repo, &["rev-parse", "HEAD"]),
     }
-}
-
-/// A copy of this project's committed files, committed as `base`, then
-/// `head` with spin_2m's loop 100,000 iterations longer, and a comment in
-/// two harnesses' `run`: calibration's (which the diff measures) and
-/// `s2n_tls::config_build`'s (which it does not, so it is a blind spot).
-fn project_with_calibration_change() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = dir.path().join("project");
-    support::unpack_project(&repo);
-
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-
-    // The list of harnesses is the registry's data, which the measured
-    // program, the perf tests and the benchmarks all read.
-    let perf = repo.join("harnesses/src/registry.rs");
-    let source = std::fs::read_to_string(&perf).expect("registry.rs");
-    let before = "spin(\"2m\", 2_000_000)";
-    assert!(
-        source.contains(before),
-        "the registry no longer declares spin_2m as {before:?}; update this test"
-    );
-    // Also a harness that only head has: reported as added, not an error.
-    let after = "spin(\"2m\", 2_100_000), spin(\"1k\", 1_000)";
-    std::fs::write(&perf, source.replace(before, after)).expect("write registry.rs");
-    for (file, line) in [
-        (
-            "harnesses/src/calibration.rs",
-            "    fn run(&self, _: &(), _: ()) -> Result<u64, HarnessError> {\n",
-        ),
-        (
-            "harnesses/src/s2n_tls/config_build.rs",
-            "    fn run(&self, setup: &ConfigBuildSetup, _: ()) -> Result<Config, HarnessError> {\n",
-        ),
-    ] {
-        let path = repo.join(file);
-        let source = std::fs::read_to_string(&path).expect("read");
-        assert!(source.contains(line), "{file} no longer has {line:?}; update this test");
-        let edited = source.replacen(line, &format!("{line}        // head: changed\n"), 1);
-        std::fs::write(&path, edited).expect("write");
-    }
-    git(
-        &repo,
-        &[
-            "commit",
-            "-q",
-            "-am",
-            "head: spin_2m 100,000 iterations longer; spin_1k",
-        ],
-    );
-    (dir, repo)
 }
 
 #[test]

@@ -55,7 +55,7 @@ summary: 6440000
 ";
 
 fn skip(reason: &str) {
-    if std::env::var("REGRESS_REQUIRE_VALGRIND").as_deref() == Ok("1") {
+    if std::env::var(regress::env::REQUIRE_VALGRIND).as_deref() == Ok("1") {
         panic!("REGRESS_REQUIRE_VALGRIND=1 but {reason}");
     }
     let _ = std::io::stderr()

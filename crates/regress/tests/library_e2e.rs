@@ -35,7 +35,9 @@ const EXIT_REGRESSED: i32 = 1;
 /// The exit code of an error.
 const EXIT_ERROR: i32 = 2;
 
+use serde_json::json;
 use spin::{rustls_with_a_spin, s2n_tls_with_a_spin, RUSTLS_SPIN_FUNCTION, SPIN, SPIN_FUNCTION};
+use support::workflow::{pull_request, workflow, workflow_run, workflow_runner, Conclusion};
 use support::{project, regress, target_dir, valgrind_or_skip};
 
 fn report(project: &Path) -> serde_json::Value {
@@ -369,7 +371,16 @@ fn rustls_from_its_repository_finds_exactly_the_spin() {
         "        pub fn reject_early_data(&mut self) {\n            // regress test: no harness runs this\n",
     );
     common::git(&rustls, &["commit", "-q", "-a", "--amend", "--no-edit"]);
-    // An untracked file and an uncommitted edit, neither measured.
+    // The pull request's head, where GitHub keeps it.
+    let head = common::git(&rustls, &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    let base = common::git(&rustls, &["rev-parse", "HEAD~1"])
+        .trim()
+        .to_owned();
+    common::git(&rustls, &["update-ref", "refs/pull/12/head", &head]);
+    // An untracked file and an uncommitted edit in the repository the
+    // workflow clones: neither is measured, and neither is touched.
     std::fs::write(rustls.join("notes.txt"), "untracked\n").expect("write");
     common::replace_in(
         &rustls.join("rustls/src/common_state.rs"),
@@ -378,8 +389,70 @@ fn rustls_from_its_repository_finds_exactly_the_spin() {
     );
     let before = Snapshot::take(&rustls);
 
-    let spec = format!("rustls={}", rustls.display());
-    let (stdout, report) = diff_head_against_its_parent(&project, &spec, &rustls, &before);
+    // The pull request runs rustls's workflow, which calls this project's
+    // library-diff.yml at a pinned commit (docs/ci-adoption.md), then the
+    // comment workflow on `workflow_run`.
+    let pinned = common::git(&project, &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    let mut runner = workflow_runner(dir.path());
+    runner
+        .repository("owner/rustls", &rustls)
+        .repository("owner/tls-regress", &project);
+    let inputs = json!({
+        "library": "rustls",
+        "regress-repository": "owner/tls-regress",
+        "regress-ref": pinned,
+        "harness": MEASURED.join(" "),
+    });
+    let diff = runner.run(
+        &workflow("library-diff.yml"),
+        json!({
+            "github": pull_request("owner/rustls", 12, &base, &head),
+            "inputs": inputs,
+        }),
+    );
+    Snapshot::take(&rustls).assert_same(&before);
+    let describe = diff.describe();
+    let job = diff.job("diff");
+    // A regression: reported and uploaded, then the check fails.
+    assert_eq!(job.conclusion, Conclusion::Failure, "{describe}");
+    let step = job.step("Diff the merge base and the head of the library");
+    assert_eq!(step.conclusion, Conclusion::Success, "{describe}");
+    assert_eq!(
+        job.step("Verdict").conclusion,
+        Conclusion::Failure,
+        "{describe}"
+    );
+    assert!(job.summary.contains("`rustls::record_"), "{describe}");
+    let stdout = step.log.clone();
+    let report = report(&runner.workspace().join("regress"));
+
+    let comment = runner.run(
+        &workflow("library-diff-comment.yml"),
+        json!({
+            "github": workflow_run("owner/rustls", diff.id, "failure", &head, &base),
+            "inputs": {
+                "regress-repository": "owner/tls-regress",
+                "regress-ref": pinned,
+            },
+        }),
+    );
+    let describe = comment.describe();
+    assert_eq!(
+        comment.job("comment").conclusion,
+        Conclusion::Success,
+        "{describe}"
+    );
+    let data = runner.temp().join("comment");
+    assert_eq!(
+        std::fs::read_to_string(data.join("pr-number")).expect("pr-number"),
+        "12\n"
+    );
+    let body = std::fs::read_to_string(data.join("body.md")).expect("the rendered comment");
+    assert!(body.contains("rustls::record_"), "{body}");
+    assert!(body.contains(RUSTLS_SPIN_FUNCTION), "{body}");
+
     let harnesses = only_measured(
         &report,
         "rustls::",
@@ -438,7 +511,10 @@ fn rustls_from_its_repository_finds_exactly_the_spin() {
         "{}\n\nstdout:\n{stdout}",
         problems.join("\n")
     );
-    assert!(stdout.contains("rustls: base HEAD~1"), "{stdout}");
+    assert!(
+        stdout.contains("rustls: base ") && stdout.contains(&base[..12]),
+        "{stdout}"
+    );
     assert_blind_spot(
         &report,
         &stdout,

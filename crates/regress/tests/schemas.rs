@@ -479,7 +479,7 @@ fn a_diff_report_matches_its_schema() {
 #[test]
 fn a_lines_file_matches_its_schema() {
     use regress::coverage::Lines;
-    use regress::measure::callgrind_out::Costs;
+    use regress_profile::callgrind_out::Costs;
     let schemas = Schemas::load();
     let costs = Costs::from([
         (

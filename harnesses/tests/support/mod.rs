@@ -37,7 +37,7 @@ pub fn valgrind() -> Option<Valgrind> {
     match Valgrind::from_env() {
         Ok(valgrind) => Some(valgrind),
         Err(error) => {
-            if std::env::var_os("REGRESS_REQUIRE_VALGRIND").is_some() {
+            if std::env::var_os(regress::env::REQUIRE_VALGRIND).is_some() {
                 panic!("REGRESS_REQUIRE_VALGRIND is set but Valgrind is unusable: {error}");
             }
             notice(&format!("SKIPPED (Valgrind unavailable): {error}"));

@@ -1,7 +1,7 @@
 //! What a diff says of the figures besides the count: each side's and
 //! stage's instructions and the heap figures, base against head, judged by
 //! the one judge; and when the heap figures moved, which allocation sites
-//! changed, with their call stacks (DHAT, [`crate::measure::dhat`]).
+//! changed, with their call stacks (DHAT, [`regress_profile::dhat`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -9,8 +9,8 @@ use super::functions::Verdict;
 use super::normalize::Normalizer;
 use crate::format::{count, signed, signed_percent};
 use crate::judge::{judge, Change, Threshold};
-use crate::measure::dhat::{Allocated, Sites};
 use crate::measure::metrics::{Kind, Metric, Metrics};
+use regress_profile::dhat::{Allocated, Sites};
 
 /// Allocation sites listed per harness.
 pub const MAX_SITES: usize = 12;

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::callgrind_out::Costs;
+use regress_profile::callgrind_out::Costs;
 
 /// The most differing lines kept per function (the count of the function
 /// says the rest).

@@ -34,7 +34,6 @@ use std::path::Path;
 
 use regress_measure::parts::Part;
 
-use crate::measure::callgrind_out::Costs;
 use crate::measure::costs::RunCosts;
 use crate::measure::runner::Runner;
 use crate::measure::MeasureError;
@@ -42,6 +41,7 @@ use crate::parallel;
 use crate::report::events::{Event, Listener};
 pub use allowlist::{Allowlist, AllowlistError};
 pub use compare::{FunctionDiff, LineDiff};
+use regress_profile::callgrind_out::Costs;
 pub use report::{Comparison, Difference, OperationReport, Report, Unstable, VariantReport};
 
 /// The first part of every constant-flow entry's name.

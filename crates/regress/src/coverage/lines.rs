@@ -4,7 +4,7 @@
 //! the same run that gave the count, whatever the method:
 //!
 //! - Callgrind (the default): the dumps' self costs by file, function and
-//!   line ([`crate::measure::callgrind_out::Costs`]); Callgrind's `fi=`/`fe=`
+//!   line ([`regress_profile::callgrind_out::Costs`]); Callgrind's `fi=`/`fe=`
 //!   switches give inlined code the file and line it came from;
 //! - Cachegrind with markers (Valgrind 3.22+): the child's profile, which
 //!   already counts the region only;
@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use super::error::CoverageError;
 use crate::harness_name::HarnessName;
 use crate::limits;
-use crate::measure::callgrind_out::Costs;
+use regress_profile::callgrind_out::Costs;
 
 /// The version of the lines file.
 pub const LINES_SCHEMA: u32 = 1;

@@ -21,7 +21,6 @@ use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
 use crate::judge::Threshold;
 use crate::measure::cpu_profile::CpuProfile;
-use crate::measure::dhat::Sites;
 use crate::measure::flame;
 use crate::measure::runner::header_lines;
 use crate::measure::valgrind::Valgrind;
@@ -32,6 +31,7 @@ use crate::program::Worktree;
 use crate::report::events::{DiffStep, Event, Listener};
 use crate::workspace::Workspace;
 use crate::{parallel, Measurement, Runner};
+use regress_profile::dhat::Sites;
 
 /// One side, built.
 pub(super) struct SideBuild<'a> {

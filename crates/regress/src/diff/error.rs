@@ -8,8 +8,8 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
     #[error(
-        "the target folder {target_dir} contains {worktrees}, where the diff's worktrees are \
-         created; cargo would then take one commit's sources for the other's.\n  \
+        "the target folder {target_dir} contains {worktrees}, where the diff puts the sources \
+         it builds; cargo would then take one side's sources for the other's.\n  \
          Pick a --target-dir outside it."
     )]
     TargetDirContainsWorktrees {

@@ -43,7 +43,7 @@ use super::error::DiffError;
 use super::interrupt;
 use super::pipeline::choose;
 use super::report::DiffReport;
-use super::scratch::{begin, RemoveOnDrop};
+use super::scratch::{begin, target_dir, RemoveOnDrop};
 use super::shard::Shard;
 use super::sources::{self, LibrarySides, Sources};
 use crate::coverage::blind::Revision;
@@ -200,12 +200,15 @@ impl LibraryPlan {
         let outputs = self.workspace.perf_outputs_dir().join("diff");
         let (_, mut lock) = begin(root, &outputs, || note(DiffStep::WaitingForLock))?;
         let dirs = SourceDirs::new(root)?;
-        let target_dir = match &self.request.target_dir {
-            Some(dir) => {
-                std::path::absolute(dir).map_err(|source| DiffError::io("resolve", dir, source))?
-            }
-            None => dirs.build_target(),
-        };
+        // The same rule as a diff of two commits, the scratch copies in
+        // place of the worktrees.
+        let target_dir = target_dir(
+            self.request.target_dir.as_deref(),
+            dirs.state(),
+            &dirs.build_target(),
+            &self.workspace,
+            listener,
+        )?;
         let bin_dir = RemoveOnDrop::fresh(dirs.state().join("bin"));
 
         // Both sides' sources first: a version the harnesses do not cover,

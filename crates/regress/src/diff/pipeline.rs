@@ -36,7 +36,7 @@ use super::assemble::{self, Commits, SideBuild};
 use super::error::DiffError;
 use super::interrupt;
 use super::report::DiffReport;
-use super::scratch::{begin, choose_target_dir, RemoveOnDrop};
+use super::scratch::{begin, target_dir, RemoveOnDrop};
 use super::shard::Shard;
 use crate::coverage::blind::Revision;
 use crate::coverage::Scope;
@@ -267,27 +267,20 @@ impl Plan {
         Ok(report)
     }
 
-    /// The cargo target folder both sides share (see [`choose_target_dir`]).
+    /// The cargo target folder both sides share (see [`target_dir`]).
     fn target_dir(
         &self,
         worktrees: &Path,
         own: &Path,
         listener: &dyn Listener,
     ) -> Result<PathBuf, DiffError> {
-        let from_env = std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty());
-        let (dir, why_not_env) = choose_target_dir(
+        target_dir(
             self.request.target_dir.as_deref(),
-            from_env.as_deref().map(Path::new),
             worktrees,
             own,
-        )?;
-        if let Some(env_dir) = why_not_env {
-            listener.event(Event::Diff(DiffStep::TargetDirPassedOver {
-                env_dir: &env_dir,
-                dir: &self.workspace.display_path(&dir),
-            }));
-        }
-        Ok(dir)
+            &self.workspace,
+            listener,
+        )
     }
 
     /// The harnesses this run measures: the union of both sides', filtered,

@@ -5,6 +5,30 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 
 use super::error::DiffError;
+use crate::report::events::{DiffStep, Event, Listener};
+use crate::workspace::Workspace;
+
+/// [`choose_target_dir`] with `CARGO_TARGET_DIR` read from the environment,
+/// saying so when it is passed over: the target folder of a diff of two
+/// commits and of a library diff alike.
+pub(super) fn target_dir(
+    explicit: Option<&Path>,
+    worktrees: &Path,
+    own: &Path,
+    workspace: &Workspace,
+    listener: &dyn Listener,
+) -> Result<PathBuf, DiffError> {
+    let from_env = std::env::var_os(crate::env::CARGO_TARGET_DIR).filter(|dir| !dir.is_empty());
+    let (dir, why_not_env) =
+        choose_target_dir(explicit, from_env.as_deref().map(Path::new), worktrees, own)?;
+    if let Some(env_dir) = why_not_env {
+        listener.event(Event::Diff(DiffStep::TargetDirPassedOver {
+            env_dir: &env_dir,
+            dir: &workspace.display_path(&dir),
+        }));
+    }
+    Ok(dir)
+}
 
 /// The cargo target folder both sides share: `explicit` (`--target-dir`),
 /// else `from_env` (`CARGO_TARGET_DIR`), else `own`, a folder of the diff's
@@ -13,7 +37,7 @@ use super::error::DiffError;
 /// check the base worktree's files for changes and reuse the base binary. An
 /// explicit folder that does is an error; an inherited one is passed over,
 /// and returned second so the caller can say so.
-pub(super) fn choose_target_dir(
+fn choose_target_dir(
     explicit: Option<&Path>,
     from_env: Option<&Path>,
     worktrees: &Path,

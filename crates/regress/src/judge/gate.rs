@@ -19,9 +19,6 @@ use crate::format::{count, signed, signed_percent};
 use crate::measure::measurement::Measurement;
 use crate::measure::MeasureError;
 
-/// `fail` (default) or `warn`: what an unmatched fingerprint does.
-pub const ENV_UNMATCHED: &str = "REGRESS_UNMATCHED";
-
 /// What the gate does when no baseline entry matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UnmatchedPolicy {
@@ -31,13 +28,13 @@ pub enum UnmatchedPolicy {
 
 impl UnmatchedPolicy {
     pub fn from_env() -> Result<UnmatchedPolicy, MeasureError> {
-        UnmatchedPolicy::parse(std::env::var(ENV_UNMATCHED).ok().as_deref())
+        UnmatchedPolicy::parse(std::env::var(crate::env::UNMATCHED).ok().as_deref())
     }
 
-    /// The policy a value of [`ENV_UNMATCHED`] names (`None`: unset).
+    /// The policy a value of [`crate::env::UNMATCHED`] names (`None`: unset).
     pub fn parse(value: Option<&str>) -> Result<UnmatchedPolicy, MeasureError> {
         crate::measure::setting::one_of(
-            ENV_UNMATCHED,
+            crate::env::UNMATCHED,
             value,
             &[
                 ("fail", UnmatchedPolicy::Fail),

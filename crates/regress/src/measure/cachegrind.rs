@@ -39,9 +39,6 @@ use crate::measure::fork_server::{ChildFiles, ForkServers};
 use crate::measure::valgrind::Valgrind;
 use crate::process::{Ended, Role, Supervised};
 
-/// Seconds a child may run before it is killed (default 600).
-pub const ENV_TIMEOUT: &str = "REGRESS_TIMEOUT_SECS";
-
 /// The default limit: the slowest harness takes a few seconds under
 /// Valgrind; ten minutes means "hung", not "slow".
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -73,14 +70,15 @@ pub const GLIBC_TUNABLES: &str =
 /// It costs no time (measured: no slower on either Valgrind).
 pub const NO_CHASING: &str = "--vex-guest-chase=no";
 
-/// `native` (the default) or `none`: how heap children run.
-pub const ENV_HEAP_CHILD: &str = "REGRESS_HEAP_CHILD";
-
-/// Whether `choice` ([`ENV_HEAP_CHILD`]) asks for heap children under
+/// Whether `choice` ([`crate::env::HEAP_CHILD`]) asks for heap children under
 /// Valgrind's `none` tool rather than native ones (same figures, measured;
 /// about 2.5 times the suite's time).
 pub fn heap_child_under_none(choice: Option<&str>) -> Result<bool> {
-    super::setting::one_of(ENV_HEAP_CHILD, choice, &[("native", false), ("none", true)])
+    super::setting::one_of(
+        crate::env::HEAP_CHILD,
+        choice,
+        &[("native", false), ("none", true)],
+    )
 }
 
 /// The environment every child of CPU profile `cpu` gets, and nothing
@@ -107,7 +105,7 @@ pub const MAX_TIMEOUT_SECS: u64 = 86_400;
 
 /// Reads the child time limit from the environment.
 pub fn timeout_from_env() -> Result<Duration> {
-    parse_timeout(std::env::var(ENV_TIMEOUT).ok().as_deref())
+    parse_timeout(std::env::var(crate::env::TIMEOUT).ok().as_deref())
 }
 
 fn parse_timeout(value: Option<&str>) -> Result<Duration> {
@@ -120,7 +118,7 @@ fn parse_timeout(value: Option<&str>) -> Result<Duration> {
         .filter(|seconds| (1..=MAX_TIMEOUT_SECS).contains(seconds))
         .map(Duration::from_secs)
         .ok_or_else(|| MeasureError::BadSetting {
-            variable: ENV_TIMEOUT,
+            variable: crate::env::TIMEOUT,
             value: text.chars().take(40).collect(),
             expected: format!("a whole number of seconds from 1 to {MAX_TIMEOUT_SECS}"),
         })

@@ -33,10 +33,6 @@ use serde::{Deserialize, Serialize};
 use super::{MeasureError, Result};
 use crate::harness_name::HarnessName;
 
-/// Names the profile of a test run (`REGRESS_CPU=no-avx ENABLE_VALGRIND=true
-/// cargo test`); `regress --cpu` wins over it.
-pub const ENV_CPU: &str = "REGRESS_CPU";
-
 /// CPUID bits, in [`regress_measure::cpu::ids`]'s order: leaf 1's ECX and
 /// EDX, leaf 7's EBX and ECX.
 pub type CpuidWords = [u32; 4];
@@ -167,10 +163,10 @@ impl CpuProfile {
             })
     }
 
-    /// The profile [`ENV_CPU`] names; the default when it is unset or
+    /// The profile [`crate::env::CPU`] names; the default when it is unset or
     /// empty.
     pub fn from_env() -> Result<CpuProfile> {
-        match std::env::var(ENV_CPU) {
+        match std::env::var(crate::env::CPU) {
             Ok(text) if !text.trim().is_empty() => CpuProfile::parse(&text),
             _ => Ok(CpuProfile::Default),
         }

@@ -257,14 +257,14 @@ pub enum MeasureError {
     },
 
     #[error(
-        "cannot read the function symbols of the measured program {path}: {reason}.\n  \
+        "cannot read the function symbols of the measured program {path}: {error}.\n  \
          A Callgrind measurement charges each instruction to the function it lies in by them; \
          rebuild the program (`cargo test --no-run -p harnesses --test perf`) and measure again."
     )]
     BadSymbols {
         path: PathBuf,
         #[source]
-        reason: super::symbols::SymbolsError,
+        error: regress_profile::symbols::SymbolsError,
     },
 
     #[error(
@@ -291,16 +291,15 @@ pub enum MeasureError {
     )]
     BadHeapReport { path: PathBuf, reason: String },
 
-    /// A DHAT output file ([`super::dhat::parse`]); said as a heap report is.
     #[error(
-        "{path} is not a heap report this runner reads: {reason}.\n  \
-         Measure again; if it persists, the measured program and the runner disagree \
-         (build both from one checkout)."
+        "{path} is not a DHAT profile this runner reads: {error}.\n  \
+         Measure again; if it persists, this Valgrind's DHAT writes another format \
+         (scripts/fetch-valgrind.sh fetches one the runner reads)."
     )]
-    BadDhat {
+    BadAllocationSites {
         path: PathBuf,
         #[source]
-        reason: super::dhat::DhatError,
+        error: regress_profile::dhat::DhatError,
     },
 
     #[error(transparent)]

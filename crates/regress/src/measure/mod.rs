@@ -13,8 +13,10 @@
 //!   the [`measurement`] record;
 //! - [`overhead`] reads the harness's own share of a region from its
 //!   profile;
-//! - [`split`] reads a Callgrind child's dumps into the count of each part
-//!   of the run (client, server, their stages, the glue), [`heap_hooks`]
+//! - [`split`] reads a Callgrind child's dumps (with `regress-profile`'s
+//!   Callgrind reader, and the program's function table [`symbols`] keeps)
+//!   into the count of each part of the run (client, server, their stages,
+//!   the glue), [`heap_hooks`]
 //!   builds the library a heap child preloads, and [`metrics`] is what
 //!   both add to a record.
 //!
@@ -29,10 +31,8 @@
 
 pub mod annotate;
 pub mod cachegrind;
-pub mod callgrind_out;
 pub mod costs;
 pub mod cpu_profile;
-pub mod dhat;
 mod error;
 pub mod fingerprint;
 pub mod flame;

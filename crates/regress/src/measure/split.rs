@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use regress_measure::parts::Part;
 use serde::{Deserialize, Serialize};
 
-use super::callgrind_out::{self, Costs, DumpLineError};
 use super::flame::{CallGraph, GraphError};
 use super::fork_server::file_id;
-use super::symbols::Symbols;
+use super::symbols;
 use super::{MeasureError, Result};
 use crate::compare::Normalizer;
 use crate::limits;
+use regress_profile::callgrind_out::{self, Costs, DumpLineError};
 
 /// Instructions of one counted run, by part.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,7 +88,7 @@ impl Parts {
 pub const MAX_DUMPS: usize = 4096;
 
 /// A Callgrind child's run: its count by part, and its per-line self
-/// costs (the run's profile, see [`super::callgrind_out`]), in all and by
+/// costs (the run's profile, see [`regress_profile::callgrind_out`]), in all and by
 /// part (the constant-flow check compares one side's part alone).
 #[derive(Debug, Clone, Default)]
 pub struct Dumps {
@@ -105,7 +105,7 @@ pub struct Dumps {
 /// its costs is charged to the function its instruction lies in
 /// ([`callgrind_out`]).
 pub fn read_dumps(profile: &Path, program: Option<&Path>) -> Result<Dumps> {
-    let symbols = program.map(Symbols::of).transpose()?;
+    let symbols = program.map(symbols::of).transpose()?;
     let program_path =
         program.map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
     // The same file by another name too: a fork server's child runs the

@@ -17,15 +17,8 @@ use serde::{Deserialize, Serialize};
 use super::{MeasureError, Result};
 use crate::process::{self, Role};
 
-/// Names the Valgrind to use instead of the one on `PATH`. `cg_annotate` and
-/// `cg_diff` are then looked up beside it first.
-pub const ENV_VALGRIND: &str = "REGRESS_VALGRIND";
-
 const INSTALL_HINT: &str = "Install Valgrind (Debian/Ubuntu: `sudo apt-get install valgrind`), \
 or point REGRESS_VALGRIND at a valgrind program (scripts/fetch-valgrind.sh fetches 3.22+).";
-
-/// `callgrind` (the default) or `cachegrind`: which tool counts.
-pub const ENV_METHOD: &str = "REGRESS_METHOD";
 
 /// How the counted region is separated from the rest of the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -37,7 +30,7 @@ pub enum Method {
     Subtraction,
     /// Any Valgrind: Callgrind collects from the run's first boundary and
     /// dumps every segment of it; the count is their sum, the profile
-    /// their lines ([`super::callgrind_out`]). One child gives the count,
+    /// their lines ([`regress_profile::callgrind_out`]). One child gives the count,
     /// its split by part and its profile; it counts exactly what the two
     /// Cachegrind methods count.
     Callgrind,
@@ -53,12 +46,12 @@ impl Method {
         }
     }
 
-    /// The method `choice` ([`ENV_METHOD`]) names for `version`:
+    /// The method `choice` ([`crate::env::METHOD`]) names for `version`:
     /// `callgrind` (also when unset) or `cachegrind` (markers or
     /// subtraction, by version).
     pub fn chosen(version: Version, choice: Option<&str>) -> Result<Method> {
         super::setting::one_of(
-            ENV_METHOD,
+            crate::env::METHOD,
             choice,
             &[
                 ("callgrind", Method::Callgrind),
@@ -132,7 +125,7 @@ impl Valgrind {
     /// Finds Valgrind as the user configured it: `REGRESS_VALGRIND`, else
     /// `valgrind` on `PATH`.
     pub fn from_env() -> Result<Valgrind> {
-        match std::env::var_os(ENV_VALGRIND) {
+        match std::env::var_os(crate::env::VALGRIND) {
             Some(program) if !program.is_empty() => Valgrind::at(Path::new(&program)),
             _ => Valgrind::on_path(),
         }
@@ -166,7 +159,7 @@ impl Valgrind {
         let cg_annotate = companion(&program, "cg_annotate")?;
         let cg_diff = companion(&program, "cg_diff")?;
         Ok(Valgrind {
-            method: Method::chosen(version, std::env::var(ENV_METHOD).ok().as_deref())?,
+            method: Method::chosen(version, std::env::var(crate::env::METHOD).ok().as_deref())?,
             program,
             cg_annotate,
             cg_diff,

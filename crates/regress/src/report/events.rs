@@ -71,7 +71,8 @@ pub enum DiffStep<'a> {
     },
     /// Another diff holds this checkout's lock.
     WaitingForLock,
-    /// `CARGO_TARGET_DIR` contains the worktrees, so `dir` is used instead.
+    /// `CARGO_TARGET_DIR` contains the sides' sources (the worktrees, or a
+    /// library diff's scratch copies), so `dir` is used instead.
     TargetDirPassedOver { env_dir: &'a Path, dir: &'a str },
     /// A commit configures what the shared build renames, so it builds in
     /// `dir`, a target folder of the diff's own.

@@ -187,7 +187,7 @@ fn diff_step(step: DiffStep<'_>) -> String {
             "waiting for another regress diff in this checkout to finish".to_owned()
         }
         DiffStep::TargetDirPassedOver { env_dir, dir } => format!(
-            "CARGO_TARGET_DIR={} contains the worktrees, so the diff builds in {dir} instead",
+            "CARGO_TARGET_DIR={} contains the sources the diff builds, so it builds in {dir} instead",
             env_dir.display()
         ),
         DiffStep::OwnTargetDir { side, reason, dir } => format!(

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod workflow;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -36,7 +38,7 @@ pub fn valgrind_or_skip(test: &str) -> bool {
     match regress::measure::valgrind::Valgrind::from_env() {
         Ok(_) => true,
         Err(error) => {
-            if std::env::var("REGRESS_REQUIRE_VALGRIND").as_deref() == Ok("1") {
+            if std::env::var(regress::env::REQUIRE_VALGRIND).as_deref() == Ok("1") {
                 panic!("REGRESS_REQUIRE_VALGRIND=1 but Valgrind is unavailable: {error}");
             }
             // libtest captures eprintln!, but not a direct write.
@@ -123,4 +125,82 @@ pub fn regress(project: &Path, args: &[&str]) -> std::process::Output {
     regress_command(project, args)
         .output()
         .expect("run regress")
+}
+
+/// `git ARGS` in `dir` with a fixed identity; its standard output.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=regress test",
+            "-c",
+            "user.email=regress@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run git");
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A copy of this project's committed files, committed as `base`, then
+/// `head` with spin_2m's loop 100,000 iterations longer, and a comment in
+/// two harnesses' `run`: calibration's (which the diff measures) and
+/// `s2n_tls::config_build`'s (which it does not, so it is a blind spot).
+pub fn project_with_calibration_change() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("project");
+    unpack_project(&repo);
+
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+
+    // The list of harnesses is the registry's data, which the measured
+    // program, the perf tests and the benchmarks all read.
+    let perf = repo.join("harnesses/src/registry.rs");
+    let source = std::fs::read_to_string(&perf).expect("registry.rs");
+    let before = "spin(\"2m\", 2_000_000)";
+    assert!(
+        source.contains(before),
+        "the registry no longer declares spin_2m as {before:?}; update this test"
+    );
+    // Also a harness that only head has: reported as added, not an error.
+    let after = "spin(\"2m\", 2_100_000), spin(\"1k\", 1_000)";
+    std::fs::write(&perf, source.replace(before, after)).expect("write registry.rs");
+    for (file, line) in [
+        (
+            "harnesses/src/calibration.rs",
+            "    fn run(&self, _: &(), _: ()) -> Result<u64, HarnessError> {\n",
+        ),
+        (
+            "harnesses/src/s2n_tls/config_build.rs",
+            "    fn run(&self, setup: &ConfigBuildSetup, _: ()) -> Result<Config, HarnessError> {\n",
+        ),
+    ] {
+        let path = repo.join(file);
+        let source = std::fs::read_to_string(&path).expect("read");
+        assert!(source.contains(line), "{file} no longer has {line:?}; update this test");
+        let edited = source.replacen(line, &format!("{line}        // head: changed\n"), 1);
+        std::fs::write(&path, edited).expect("write");
+    }
+    git(
+        &repo,
+        &[
+            "commit",
+            "-q",
+            "-am",
+            "head: spin_2m 100,000 iterations longer; spin_1k",
+        ],
+    );
+    (dir, repo)
 }

@@ -280,9 +280,10 @@ pub struct DiffArgs {
     pub bmf: Option<PathBuf>,
 
     /// The cargo target folder both sides build in [default:
-    /// $CARGO_TARGET_DIR, else target/regress-diff/target; with --library,
-    /// target/regress-source/target]. It must not contain
-    /// target/regress-diff/, where the worktrees are.
+    /// $CARGO_TARGET_DIR, else target/regress-diff/target (with --library,
+    /// target/regress-source/target)]. It must not contain where the sides'
+    /// sources are: target/regress-diff/ (with --library,
+    /// target/regress-source/).
     #[arg(long, value_name = "DIR")]
     pub target_dir: Option<PathBuf>,
 

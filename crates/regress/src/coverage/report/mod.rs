@@ -272,7 +272,7 @@ pub fn of_lines(all: &[Lines], only: Option<Origin>, finder: &SourceFinder) -> C
 mod tests {
     use super::*;
     use crate::harness_name::HarnessName;
-    use crate::measure::callgrind_out::Costs;
+    use regress_profile::callgrind_out::Costs;
 
     /// A library in s2n-tls's layout on disk, and lines that ran part of it.
     #[test]

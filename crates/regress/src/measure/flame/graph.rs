@@ -2,7 +2,7 @@
 //! each caller and callee, the inclusive cost of the calls between them.
 //!
 //! Read from the same dumps as the per-line profile
-//! ([`crate::measure::callgrind_out`]): a cost line after `fn=` is the
+//! ([`regress_profile::callgrind_out`]): a cost line after `fn=` is the
 //! function's own cost; `cfn=` names a callee, `calls=` announces a call
 //! record and the cost line after it is the inclusive cost of those calls.
 //! Names are normalised ([`Normalizer::function`]) as they are read, so two
@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use crate::compare::Normalizer;
-use crate::measure::callgrind_out::{name, unrecurse, DumpLineError, LineProblem, Positions};
+use regress_profile::callgrind_out::{name, unrecurse, DumpLineError, LineProblem, Positions};
 
 /// The most distinct functions a graph may hold; a handshake runs a few
 /// thousand.

@@ -27,13 +27,9 @@ pub const PLAIN: &str = ".flame.svg";
 /// The suffix of a diff's differential flame graph of a harness.
 pub const DIFFERENTIAL: &str = ".flame.diff.svg";
 
-/// `off` turns call paths and flame graphs off (a run that never looks at
-/// them, or to time what they cost).
-pub const ENV_FLAME_GRAPHS: &str = "REGRESS_FLAME_GRAPHS";
-
 /// Whether measurements keep call paths and draw flame graphs.
 pub fn enabled() -> bool {
-    std::env::var(ENV_FLAME_GRAPHS).map_or(true, |value| value.trim() != "off")
+    std::env::var(crate::env::FLAME_GRAPHS).map_or(true, |value| value.trim() != "off")
 }
 
 /// Why a flame graph could not be made.

@@ -47,13 +47,13 @@ mod server;
 
 use server::ForkServer;
 
-/// `on` (the default) or `off`: whether Callgrind and Cachegrind children are forked
-/// from fork servers, or each started under a Valgrind of its own.
-pub const ENV_FORK_SERVER: &str = "REGRESS_FORK_SERVER";
-
-/// Whether `choice` ([`ENV_FORK_SERVER`]) lets children be forked.
+/// Whether `choice` ([`crate::env::FORK_SERVER`]) lets children be forked.
 pub fn enabled(choice: Option<&str>) -> Result<bool> {
-    super::setting::one_of(ENV_FORK_SERVER, choice, &[("on", true), ("off", false)])
+    super::setting::one_of(
+        crate::env::FORK_SERVER,
+        choice,
+        &[("on", true), ("off", false)],
+    )
 }
 
 /// What a server is started for: a child it forks measures this program
@@ -140,10 +140,10 @@ impl ForkServers {
         ForkServers { enabled }
     }
 
-    /// What [`ENV_FORK_SERVER`] says.
+    /// What [`crate::env::FORK_SERVER`] says.
     pub fn from_env() -> Result<ForkServers> {
         Ok(ForkServers {
-            enabled: enabled(std::env::var(ENV_FORK_SERVER).ok().as_deref())?,
+            enabled: enabled(std::env::var(crate::env::FORK_SERVER).ok().as_deref())?,
         })
     }
 
@@ -331,6 +331,6 @@ mod tests {
         assert_eq!(enabled(Some("off")).ok(), Some(false));
         let error = enabled(Some("no")).unwrap_err().to_string();
         assert!(error.contains("`on` or `off`"), "{error}");
-        assert!(error.contains(ENV_FORK_SERVER), "{error}");
+        assert!(error.contains(crate::env::FORK_SERVER), "{error}");
     }
 }

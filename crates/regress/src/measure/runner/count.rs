@@ -13,7 +13,7 @@ use crate::coverage::lines as executed;
 use crate::harness_name::HarnessName;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{ChildOutcome, ChildSpec, Tool};
-use crate::measure::callgrind_out;
+use regress_profile::callgrind_out;
 use crate::measure::split::{self, Parts};
 use crate::measure::valgrind::Method;
 use crate::measure::{MeasureError, Result};

@@ -13,7 +13,7 @@ use crate::harness_name::HarnessName;
 use crate::limits;
 use crate::measure::cachegrind::{self, ChildSpec, Tool};
 use crate::measure::cpu_profile;
-use crate::measure::dhat::{self, Sites};
+use regress_profile::dhat::{self, Sites};
 use crate::measure::heap_hooks;
 use crate::measure::scratch::ScratchDir;
 use crate::measure::{MeasureError, Result};
@@ -55,7 +55,7 @@ impl Runner {
                 hooks: &hooks,
                 ia32cap: &ia32cap,
                 under_none: cachegrind::heap_child_under_none(
-                    std::env::var(cachegrind::ENV_HEAP_CHILD).ok().as_deref(),
+                    std::env::var(crate::env::HEAP_CHILD).ok().as_deref(),
                 )?,
             },
             ..self.child(harness, binary, scratch, PREPARED_INPUTS)
@@ -101,9 +101,9 @@ impl Runner {
             let read = child.and_then(|child| {
                 let text = limits::read_capped(&child.profile, limits::MAX_TOOL_FILE)
                     .map_err(|source| MeasureError::io("read", &child.profile, source))?;
-                dhat::parse(&text).map_err(|reason| MeasureError::BadDhat {
+                dhat::parse(&text).map_err(|error| MeasureError::BadAllocationSites {
                     path: child.profile.clone(),
-                    reason,
+                    error,
                 })
             });
             match read {

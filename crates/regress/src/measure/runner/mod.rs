@@ -28,7 +28,7 @@ use crate::coverage::lines::Lines;
 use crate::harness_name::HarnessName;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildSpec, Tool};
-use crate::measure::callgrind_out;
+use regress_profile::callgrind_out;
 use crate::measure::cpu_profile;
 use crate::measure::fingerprint::Fingerprint;
 use crate::measure::flame;

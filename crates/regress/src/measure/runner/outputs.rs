@@ -99,7 +99,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::measure::callgrind_out;
+    use regress_profile::callgrind_out;
     use crate::measure::fork_server::ForkServers;
     use crate::measure::metrics::Metrics;
 

@@ -1,6 +1,6 @@
 //! Allocation sites of a run, with their call stacks, from Valgrind's DHAT.
 //!
-//! The heap figures come from the heap hooks ([`super::heap_hooks`]): exact,
+//! The heap figures come from the runner's heap hooks: exact,
 //! per run, per side. When a diff finds that they changed, it asks *where*:
 //! DHAT records every allocation site (a call stack) of a process with the
 //! bytes and blocks allocated there. It counts the whole process, so the
@@ -44,8 +44,9 @@ struct ProgramPoint {
     fs: Vec<usize>,
 }
 
-/// Why [`parse`] cannot read a DHAT output file.
+/// Why a DHAT output file cannot be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DhatError {
     #[error("not DHAT's JSON: {0}")]
     NotJson(#[source] serde_json::Error),
@@ -57,10 +58,8 @@ pub enum DhatError {
     TooManySites,
     #[error("frame {0} is not in the frame table")]
     NoFrame(usize),
-    #[error("a byte count beyond i64")]
-    Bytes,
-    #[error("a block count beyond i64")]
-    Blocks,
+    #[error("a {0} count beyond i64")]
+    Overflow(&'static str),
 }
 
 /// The sites of a DHAT output file's text.
@@ -88,8 +87,8 @@ pub fn parse(text: &str) -> Result<Sites, DhatError> {
             })
             .collect::<Result<Vec<String>, DhatError>>()?;
         let site = sites.entry(stack).or_default();
-        site.bytes += i64::try_from(point.tb).map_err(|_| DhatError::Bytes)?;
-        site.blocks += i64::try_from(point.tbk).map_err(|_| DhatError::Blocks)?;
+        site.bytes += i64::try_from(point.tb).map_err(|_| DhatError::Overflow("byte"))?;
+        site.blocks += i64::try_from(point.tbk).map_err(|_| DhatError::Overflow("block"))?;
     }
     Ok(sites)
 }

@@ -12,7 +12,7 @@
 //!
 //! Each instruction is charged to the function its address lies in, as
 //! Cachegrind charges it: Callgrind keeps code that a function falls or
-//! jumps into in that function's context (see [`super::symbols`]), so a
+//! jumps into in that function's context (see [`crate::symbols`]), so a
 //! dump with instruction positions (`--dump-instr=yes`) is read with the
 //! measured program's symbols, and a cost of the program whose address
 //! lies in another function is charged to that one, and one in no symbol
@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::symbols::{is_mangled, Symbols};
+use crate::symbols::{is_mangled, Symbols};
 
 /// Self cost by file, function and line.
 pub type Costs = BTreeMap<(String, String), BTreeMap<u64, i64>>;
@@ -52,7 +52,7 @@ pub enum LineProblem {
     BadPosition(usize),
     #[error("a bad cost")]
     BadCost,
-    /// Of the call graph's reader ([`super::flame::CallGraph::add_dump`]).
+    /// Of a call graph's reader (regress's flame graphs).
     #[error("a call without a callee")]
     CallWithoutCallee,
 }
@@ -70,7 +70,7 @@ pub struct DumpLineError {
 /// Where the address and the line are in a cost line's positions
 /// (`positions: instr line`, `positions: line`).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Positions {
+pub struct Positions {
     pub address: Option<usize>,
     pub line: Option<usize>,
     pub count: usize,
@@ -88,7 +88,7 @@ impl Default for Positions {
 
 impl Positions {
     /// The `positions:` header's value.
-    pub(crate) fn parse(value: &str) -> Result<Positions, LineProblem> {
+    pub fn parse(value: &str) -> Result<Positions, LineProblem> {
         let names: Vec<&str> = value.split_whitespace().collect();
         if names.is_empty()
             || names.len() > 2
@@ -213,10 +213,7 @@ pub fn add_dump(
 }
 
 /// `(3) /a/b.c` defines name 3, `(3)` uses it, `x.c` is itself.
-pub(crate) fn name(
-    value: &str,
-    names: &mut BTreeMap<String, String>,
-) -> Result<String, LineProblem> {
+pub fn name(value: &str, names: &mut BTreeMap<String, String>) -> Result<String, LineProblem> {
     let Some(rest) = value.strip_prefix('(') else {
         return Ok(value.to_owned());
     };
@@ -234,7 +231,7 @@ pub(crate) fn name(
 }
 
 /// `f'2` (Callgrind's second level of recursion of `f`) as `f`.
-pub(crate) fn unrecurse(function: &str) -> String {
+pub fn unrecurse(function: &str) -> String {
     match function.rsplit_once('\'') {
         Some((base, level)) if !level.is_empty() && level.bytes().all(|b| b.is_ascii_digit()) => {
             base.to_owned()
