@@ -43,7 +43,10 @@ pub fn notice(message: &str) {
 pub enum HarnessTestError {
     #[error("{name} does not work natively: {source}")]
     Native { name: String, source: HarnessError },
-    #[error("{}=true, but the runner cannot start: {source}", crate::env::ENABLE_VALGRIND)]
+    #[error(
+        "{}=true, but the runner cannot start: {source}",
+        crate::env::ENABLE_VALGRIND
+    )]
     RunnerCannotStart { source: MeasureError },
     /// The gate's setting, or the measurement.
     #[error(transparent)]

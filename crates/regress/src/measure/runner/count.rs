@@ -13,10 +13,10 @@ use crate::coverage::lines as executed;
 use crate::harness_name::HarnessName;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{ChildOutcome, ChildSpec, Tool};
-use regress_profile::callgrind_out;
 use crate::measure::split::{self, Parts};
 use crate::measure::valgrind::Method;
 use crate::measure::{MeasureError, Result};
+use regress_profile::callgrind_out;
 
 impl Runner {
     /// A Cachegrind child that counts the run its method says.

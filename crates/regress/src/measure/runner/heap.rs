@@ -13,10 +13,10 @@ use crate::harness_name::HarnessName;
 use crate::limits;
 use crate::measure::cachegrind::{self, ChildSpec, Tool};
 use crate::measure::cpu_profile;
-use regress_profile::dhat::{self, Sites};
 use crate::measure::heap_hooks;
 use crate::measure::scratch::ScratchDir;
 use crate::measure::{MeasureError, Result};
+use regress_profile::dhat::{self, Sites};
 
 impl Runner {
     /// The heap hooks library, built once per runner.

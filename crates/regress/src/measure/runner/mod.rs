@@ -28,7 +28,6 @@ use crate::coverage::lines::Lines;
 use crate::harness_name::HarnessName;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildSpec, Tool};
-use regress_profile::callgrind_out;
 use crate::measure::cpu_profile;
 use crate::measure::fingerprint::Fingerprint;
 use crate::measure::flame;
@@ -41,6 +40,7 @@ use crate::measure::split;
 use crate::measure::valgrind::{Method, Valgrind};
 use crate::toolchain::Built;
 use crate::workspace::Workspace;
+use regress_profile::callgrind_out;
 
 static NEXT_SCRATCH: AtomicU64 = AtomicU64::new(0);
 

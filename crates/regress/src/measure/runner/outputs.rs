@@ -99,9 +99,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use regress_profile::callgrind_out;
     use crate::measure::fork_server::ForkServers;
     use crate::measure::metrics::Metrics;
+    use regress_profile::callgrind_out;
 
     /// A runner told to write elsewhere writes everything there, the record
     /// included, and nothing into the workspace's `perf_outputs/` (a diff
