@@ -254,6 +254,36 @@ fn finds_exactly_the_calibration_change_and_touches_nothing() {
         .filter(|name| name.starts_with("base-") || name.starts_with("head-") || name == "bin")
         .collect();
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+
+    // Again: both sides come from the builds kept in the target folder
+    // (keyed by the files, the compilers and the settings, not by the
+    // commit), and the diff finds the same.
+    let again = regress(
+        &repo,
+        &["diff", "HEAD~1", "HEAD", "--harness", "calibration"],
+    );
+    let stderr = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(EXIT_REGRESSED), "{stderr}");
+    for side in ["base", "head"] {
+        assert!(
+            stderr.contains(&format!("took the {side} harnesses from a kept build")),
+            "{stderr}"
+        );
+    }
+    let kept: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join("perf_outputs/diff/report.json")).expect("report.json"),
+    )
+    .expect("report JSON");
+    let deltas = |report: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
+        report["harnesses"]
+            .as_array()
+            .expect("harnesses")
+            .iter()
+            .map(|h| (h["harness"].to_string(), h["delta"].clone()))
+            .collect()
+    };
+    assert_eq!(deltas(&kept), deltas(&report));
+    assert_eq!(snapshot(&repo), before);
 }
 
 /// A small repository with two commits on `main` and an orphan commit, and

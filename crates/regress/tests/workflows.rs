@@ -153,6 +153,16 @@ fn perf_diff_and_its_comment_run_on_a_pull_request() {
             "{describe}"
         );
     }
+    // The second shard builds nothing: both sides are the first shard's
+    // builds, kept in the runner's target folder (its CARGO_TARGET_DIR).
+    let second = diff.job("diff (shard=2)");
+    let log = &second.step("Diff the merge base and the head").log;
+    for side in ["base", "head"] {
+        assert!(
+            log.contains(&format!("took the {side} harnesses from a kept build")),
+            "{describe}"
+        );
+    }
     // The regression fails the check, after everything is uploaded.
     let report = diff.job("report");
     assert_eq!(report.conclusion, Conclusion::Failure, "{describe}");

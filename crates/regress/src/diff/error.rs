@@ -84,6 +84,10 @@ pub enum DiffError {
     #[error(transparent)]
     Program(Box<crate::program::ProgramError>),
 
+    /// Reading or keeping a side's build in the target folder's kept builds.
+    #[error(transparent)]
+    KeptBuild(Box<crate::program::RevisionError>),
+
     #[error(transparent)]
     Measure(#[from] crate::MeasureError),
 
@@ -92,6 +96,17 @@ pub enum DiffError {
 }
 
 crate::program::boxed_from!(DiffError: Program(crate::program::ProgramError));
+
+impl From<crate::program::RevisionError> for DiffError {
+    /// A build's own error stays one ([`DiffError::Program`]); the rest is
+    /// the kept builds'.
+    fn from(error: crate::program::RevisionError) -> DiffError {
+        match error {
+            crate::program::RevisionError::Program(error) => DiffError::Program(error),
+            other => DiffError::KeptBuild(Box::new(other)),
+        }
+    }
+}
 
 impl DiffError {
     pub(crate) fn io(

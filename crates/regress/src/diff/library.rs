@@ -345,6 +345,7 @@ impl LibraryPlan {
             side: side.name(),
             elapsed: started.elapsed(),
             harnesses: names.len(),
+            kept: false,
         }));
         let runner = Runner::new(
             Workspace::new(scratch.root()).with_cpu(self.workspace.cpu()),

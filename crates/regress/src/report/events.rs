@@ -90,6 +90,8 @@ pub enum DiffStep<'a> {
         side: &'a str,
         elapsed: Duration,
         harnesses: usize,
+        /// Taken from a kept build of the same inputs: nothing was built.
+        kept: bool,
     },
     /// This run measures `selected` of the `of` harnesses.
     Shard {

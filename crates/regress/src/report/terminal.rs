@@ -202,8 +202,19 @@ fn diff_step(step: DiffStep<'_>) -> String {
             side,
             elapsed,
             harnesses,
+            kept: false,
         } => format!(
             "built the {side} harnesses in {}: {harnesses} harnesses",
+            seconds(elapsed)
+        ),
+        DiffStep::Built {
+            side,
+            elapsed,
+            harnesses,
+            kept: true,
+        } => format!(
+            "took the {side} harnesses from a kept build (same sources, compilers and \
+             settings) in {}: {harnesses} harnesses",
             seconds(elapsed)
         ),
         DiffStep::Shard {
@@ -250,9 +261,20 @@ mod tests {
             diff_step(DiffStep::Built {
                 side: "head",
                 elapsed: Duration::from_secs(61),
-                harnesses: 69
+                harnesses: 69,
+                kept: false,
             }),
             "built the head harnesses in 61 s: 69 harnesses"
+        );
+        assert_eq!(
+            diff_step(DiffStep::Built {
+                side: "base",
+                elapsed: Duration::from_secs(2),
+                harnesses: 69,
+                kept: true,
+            }),
+            "took the base harnesses from a kept build (same sources, compilers and settings) \
+             in 2 s: 69 harnesses"
         );
     }
 }
