@@ -4,6 +4,17 @@
 //! here, so a count reads the same in a test failure, a terminal table, a
 //! pull request comment and the README.
 
+/// The longest start of `text` of at most `max` bytes that ends between
+/// two characters: where a text read from a file or a tool is cut to a
+/// bound (`String::truncate` panics inside a character).
+pub fn at_most(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// `77097051` as `77,097,051`.
 pub fn count(value: u64) -> String {
     group(&value.to_string())
@@ -46,6 +57,16 @@ fn group(digits: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_is_cut_between_characters() {
+        assert_eq!(at_most("abc", 5), "abc");
+        assert_eq!(at_most("abc", 2), "ab");
+        // "é" is two bytes: a cut inside it keeps the byte before.
+        assert_eq!(at_most("aé", 2), "a");
+        assert_eq!(at_most("ééé", 5), "éé");
+        assert_eq!(at_most("", 0), "");
+    }
 
     #[test]
     fn groups_thousands() {

@@ -99,9 +99,7 @@ pub enum EntryProblem {
 }
 
 fn toml_message(error: &toml::de::Error) -> String {
-    let mut message = error.message().to_owned();
-    message.truncate(300);
-    message
+    crate::format::at_most(error.message(), 300).to_owned()
 }
 
 /// One allowed difference.
@@ -277,6 +275,19 @@ pub fn glob(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_message_is_cut_between_characters() {
+        // The unknown key is quoted in toml's message; cut at 300 bytes,
+        // the cut falls inside a two-byte character.
+        for pad in 0..2 {
+            let text = format!("\"{}{}\" = 1\n", "a".repeat(pad), "é".repeat(200));
+            let error = Allowlist::parse(&text).expect_err("an unknown key");
+            let message = error.to_string();
+            assert!(message.len() <= 300, "{message}");
+            assert!(message.contains("éé"), "{message}");
+        }
+    }
 
     #[test]
     fn globs_match_as_documented() {

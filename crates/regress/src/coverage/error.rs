@@ -33,8 +33,6 @@ pub enum CoverageError {
     NoMeasurements { dir: PathBuf },
     #[error("no library is called {name:?}; the libraries are: {known}")]
     UnknownLibrary { name: String, known: String },
-    #[error("cannot read the changes between the two revisions in {}: {reason}", repo.display())]
-    Changes { repo: PathBuf, reason: String },
 }
 
 impl CoverageError {

@@ -63,14 +63,9 @@ pub fn step(
 /// characters, never empty.
 fn bounded(name: &str) -> String {
     let clean: String = name.chars().filter(|c| !c.is_control()).collect();
-    let mut end = clean.len().min(500);
-    while !clean.is_char_boundary(end) {
-        end -= 1;
-    }
-    if end == 0 {
-        "???".to_owned()
-    } else {
-        clean[..end].to_owned()
+    match crate::format::at_most(&clean, 500) {
+        "" => "???".to_owned(),
+        kept => kept.to_owned(),
     }
 }
 

@@ -362,14 +362,9 @@ impl MeasureError {
             .and_then(|at| lines.get(at + 1))
             .filter(|line| !line.is_empty());
         let line = panic.or_else(|| lines.iter().rev().find(|line| !line.is_empty()))?;
-        let mut reason: String = line.chars().filter(|c| !c.is_control()).collect();
+        let reason: String = line.chars().filter(|c| !c.is_control()).collect();
         if reason.len() > MAX_REASON {
-            let mut end = MAX_REASON;
-            while !reason.is_char_boundary(end) {
-                end -= 1;
-            }
-            reason.truncate(end);
-            reason.push('…');
+            return Some(format!("{}…", crate::format::at_most(&reason, MAX_REASON)));
         }
         Some(reason)
     }

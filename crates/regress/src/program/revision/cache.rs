@@ -174,11 +174,7 @@ fn bounded(reason: &str) -> String {
     if clean.len() <= MAX_REASON {
         return clean;
     }
-    let mut end = MAX_REASON;
-    while !clean.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &clean[..end])
+    format!("{}…", crate::format::at_most(&clean, MAX_REASON))
 }
 
 struct RemoveOnDrop(PathBuf);
