@@ -14,7 +14,7 @@ mod support;
 
 use harnesses::calibration::{Spin, INSTRUCTIONS_PER_ITERATION};
 use regress::workspace::Workspace;
-use regress::{Error, Runner};
+use regress::{MeasureError, Runner};
 use regress_measure::program::{self, Entry};
 use regress_measure::region::running_on_valgrind;
 use regress_measure::{Harness, HarnessError};
@@ -277,7 +277,7 @@ fn a_harness_that_panics_under_valgrind_shows_its_stderr() {
     let error = runner
         .measure("fixture::panics", &this_binary())
         .unwrap_err();
-    assert!(matches!(error, Error::ChildFailed { .. }), "{error}");
+    assert!(matches!(error, MeasureError::ChildFailed { .. }), "{error}");
     let message = error.to_string();
     assert!(
         message.contains("fixture::panics failed under Valgrind"),
@@ -298,7 +298,7 @@ fn a_harness_that_hangs_is_killed_after_the_timeout() {
         .measure("fixture::hangs", &this_binary())
         .unwrap_err();
     assert!(
-        matches!(error, Error::Timeout { seconds: 15, .. }),
+        matches!(error, MeasureError::Timeout { seconds: 15, .. }),
         "{error}"
     );
     assert!(
@@ -315,7 +315,7 @@ fn a_name_the_program_does_not_host_is_reported_not_measured() {
     let error = runner
         .measure("fixture::no_such_harness", &this_binary())
         .unwrap_err();
-    assert!(matches!(error, Error::ChildFailed { .. }), "{error}");
+    assert!(matches!(error, MeasureError::ChildFailed { .. }), "{error}");
     assert!(
         error
             .to_string()

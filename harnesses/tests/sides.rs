@@ -20,7 +20,7 @@ use harnesses::calibration::{spin, INSTRUCTIONS_PER_ITERATION};
 use regress::measure::metrics::Metric;
 use regress::measure::valgrind::Method;
 use regress::workspace::Workspace;
-use regress::{Error, Runner};
+use regress::{MeasureError, Runner};
 use regress_measure::parts::{self, Part};
 use regress_measure::program::{self, Entry};
 use regress_measure::{Harness, HarnessError};
@@ -263,7 +263,10 @@ fn parts_that_do_not_add_up_are_an_error() {
     let error = runner
         .measure("fixture::uneven", &this_binary())
         .unwrap_err();
-    assert!(matches!(error, Error::PartsDoNotAddUp { .. }), "{error}");
+    assert!(
+        matches!(error, MeasureError::PartsDoNotAddUp { .. }),
+        "{error}"
+    );
     assert!(
         error.to_string().contains("its parts do not add up"),
         "{error}"

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use regress::report::readme::{markers, PAGES};
+use regress::report::readme::{markers, regenerate, COMMAND, PAGES};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -157,4 +157,25 @@ fn commands_are_read_from_shell_blocks_only() {
         regress_commands(text),
         vec!["run", "bless", "bisect A B     --by 3"]
     );
+}
+
+/// The committed results pages' tables are what `baselines/` (and its
+/// `history/`) says. This reads only committed files, so it holds on a
+/// fresh clone.
+#[test]
+fn the_generated_tables_agree_with_the_baselines() {
+    let root = root();
+    let pages = regenerate(&root, &root.join("baselines"), &|baselines, text| {
+        Ok(regress::history::table::readme_sections(baselines, text)?)
+    })
+    .expect("pages and baselines load");
+    assert_eq!(pages.len(), PAGES.len());
+    for page in pages {
+        assert!(
+            page.is_current(),
+            "{}'s generated tables disagree with baselines/; regenerate them with \
+             `{COMMAND}` and commit the result",
+            page.path.display()
+        );
+    }
 }

@@ -139,13 +139,17 @@ pub fn markdown(
     out
 }
 
-/// The README sections of every library with a history under `root` whose
-/// section marker `text` has (`<!-- regress readme: history-<library> -->`).
+/// The README sections of every library with a history in `baselines`'
+/// history folder whose section marker `text` has
+/// (`<!-- regress readme: history-<library> -->`): what `regress readme`
+/// hands the results pages' generator
+/// ([`crate::report::readme::MoreSections`]).
 pub fn readme_sections(
-    root: &Path,
     baselines: &Path,
     text: &str,
 ) -> Result<Vec<(String, String)>, HistoryError> {
+    let root = baselines.join(super::HISTORY_FOLDER);
+    let root = root.as_path();
     let mut sections = Vec::new();
     for library in regress_source::LIBRARIES.iter().copied() {
         let section = format!("history-{}", library.name);

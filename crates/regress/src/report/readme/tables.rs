@@ -66,7 +66,8 @@ fn to_count(file: &BaselineFile, entry: &BaselineEntry) -> Count {
 /// named `<lib>.<name>.json`. Folders without that suffix (`history/`, the
 /// published versions' histories) are passed by, neither loaded nor refused.
 pub fn load_all(dir: &Path) -> Result<Vec<BaselineFile>, ReadmeError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| crate::Error::io("list", dir, source))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|source| crate::MeasureError::io("list", dir, source))?;
     let mut stems: Vec<String> = entries
         .filter_map(|entry| entry.ok())
         .filter_map(|entry| {
@@ -79,8 +80,8 @@ pub fn load_all(dir: &Path) -> Result<Vec<BaselineFile>, ReadmeError> {
     for stem in stems {
         // `s2n_tls.handshake` names `s2n_tls::handshake`; `load` checks the
         // file says the same.
-        let harness =
-            crate::HarnessName::new(&stem.replacen('.', "::", 1)).map_err(crate::Error::from)?;
+        let harness = crate::HarnessName::new(&stem.replacen('.', "::", 1))
+            .map_err(crate::MeasureError::from)?;
         if let Some(file) = BaselineFile::load(dir, &harness).map_err(Box::new)? {
             files.push(file);
         }

@@ -7,7 +7,11 @@ use super::{Context, Outcome};
 use crate::cli::ReadmeArgs;
 
 pub fn readme(context: &Context, args: &ReadmeArgs) -> anyhow::Result<Outcome> {
-    let pages = readme::regenerate(context.workspace.root(), &context.workspace.baselines_dir())?;
+    let pages = readme::regenerate(
+        context.workspace.root(),
+        &context.workspace.baselines_dir(),
+        &|baselines, text| Ok(regress::history::table::readme_sections(baselines, text)?),
+    )?;
     let mut outcome = Outcome::Clean;
     for page in pages {
         let shown = context.workspace.display_path(&page.path);
