@@ -15,8 +15,8 @@ use super::store::{HistoryDir, Record};
 use super::table::{markdown, setup};
 use super::HistoryError;
 use crate::harness_name::HarnessName;
-use crate::report::html::library_colour;
 use crate::report::html::svg::{escape, line_chart, Axis, Marker, Series, Style};
+use crate::report::libraries;
 
 const DASHES: [Option<&str>; 4] = [None, Some("6 3"), Some("2 3"), Some("8 3 2 3")];
 
@@ -43,7 +43,7 @@ pub fn write(root: &Path, baselines: &Path, dir: &Path) -> Result<Option<PathBuf
                     .flat_map(|e| e.paths.keys().cloned())
             })
             .collect();
-        let colour = library_colour(&library.name.replace('-', "_"));
+        let colour = libraries::colour(&library.name.replace('-', "_"));
         let series = |relative: bool| -> Vec<Series> {
             paths
                 .iter()

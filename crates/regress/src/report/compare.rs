@@ -15,20 +15,12 @@ use crate::format::count;
 use crate::measure::measurement::{self, Measurement};
 use crate::measure::metrics::Metrics;
 use crate::measure::overhead;
-use crate::report::Table;
+use crate::report::{libraries, Table};
 use crate::workspace::Workspace;
 
 /// Bumped whenever the JSON's meaning changes (2: each cell's `figures`
 /// and `sides`).
 pub const COMPARISON_SCHEMA: u32 = 2;
-
-/// Libraries in column order, with the names people know them by.
-const LIBRARIES: &[(&str, &str)] = &[
-    ("s2n_tls", "s2n-tls"),
-    ("rustls", "rustls"),
-    ("openssl", "OpenSSL"),
-    ("aws_lc_rs", "aws-lc-rs"),
-];
 
 /// The library every ratio is relative to.
 const REFERENCE: &str = "s2n_tls";
@@ -38,12 +30,6 @@ const MTLS_PAIRS: &[(&str, &str)] = &[
     ("mtls_rsa4096", "handshake_rsa4096"),
     ("mtls_ecdsa_p256", "handshake_ecdsa_p256"),
 ];
-
-/// Library ids (`s2n_tls`) and the names people know them by, in column
-/// order: the tables, the README and the charts all use this order.
-pub fn libraries() -> &'static [(&'static str, &'static str)] {
-    LIBRARIES
-}
 
 /// One count to line up: what a record or a baseline entry says of a
 /// harness.
@@ -194,7 +180,7 @@ impl Comparison {
             let Some((library, path)) = record.harness.split_once("::") else {
                 continue;
             };
-            if !LIBRARIES.iter().any(|(name, _)| *name == library) {
+            if libraries::named(library).is_none() {
                 continue;
             }
             if !measured_with.contains(&record.measured_with) {
@@ -223,9 +209,9 @@ impl Comparison {
             }
         }
         let mut mtls_ratios = Vec::new();
-        for (library, _) in LIBRARIES {
+        for library in libraries::ALL.iter().map(|library| library.id) {
             for (mtls, plain) in MTLS_PAIRS {
-                let get = |path: &str| paths.get(path).and_then(|cells| cells.get(*library));
+                let get = |path: &str| paths.get(path).and_then(|cells| cells.get(library));
                 if let (Some(m), Some(p)) = (get(mtls), get(plain)) {
                     mtls_ratios.push(MtlsRatio {
                         library: (*library).to_owned(),
@@ -249,9 +235,9 @@ impl Comparison {
 
     /// The libraries that appear, in column order.
     fn libraries(&self) -> Vec<(&'static str, &'static str)> {
-        LIBRARIES
+        libraries::ALL
             .iter()
-            .copied()
+            .map(|library| (library.id, library.name))
             .filter(|(name, _)| {
                 self.paths
                     .iter()
@@ -334,10 +320,7 @@ impl Comparison {
             "mTLS / server-auth",
         ]);
         for ratio in &self.mtls_ratios {
-            let display = LIBRARIES
-                .iter()
-                .find(|(name, _)| *name == ratio.library)
-                .map_or(ratio.library.as_str(), |(_, display)| *display);
+            let display = libraries::display(&ratio.library);
             table.row(vec![
                 display.to_owned(),
                 ratio.mtls_path.clone(),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::compare::libraries;
+use super::libraries;
 use super::Table;
 use crate::format::count;
 use crate::judge::baseline::BaselineFile;
@@ -168,12 +168,7 @@ impl CpuMatrix {
             let (library, path) = row.harness.split_once("::")?;
             Some((library.to_owned(), path.to_owned()))
         };
-        let library_order = |library: &str| {
-            libraries()
-                .iter()
-                .position(|(name, _)| *name == library)
-                .unwrap_or(usize::MAX)
-        };
+        let library_order = libraries::order;
         let mut rows: Vec<(usize, usize, &MatrixRow, String, String)> = self
             .rows
             .iter()
@@ -188,10 +183,7 @@ impl CpuMatrix {
             .collect();
         rows.sort_by(|a, b| (a.0, &a.4, a.1).cmp(&(b.0, &b.4, b.1)));
         for (_, _, row, library, path) in rows {
-            let display = libraries()
-                .iter()
-                .find(|(name, _)| *name == library)
-                .map_or(library.as_str(), |(_, display)| display);
+            let display = libraries::display(&library);
             let default = row.instructions.get(&CpuProfile::Default).copied();
             let mut cells = vec![path, display.to_owned()];
             for cpu in &self.profiles {

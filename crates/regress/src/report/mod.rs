@@ -8,6 +8,7 @@ pub mod compare;
 pub mod cpu_matrix;
 pub mod events;
 pub mod html;
+pub mod libraries;
 pub mod markdown;
 pub mod readme;
 pub mod real_world;

@@ -5,13 +5,15 @@
 //! default server.
 
 use super::compare::Count;
-use super::Table;
+use super::{libraries, Table};
 use crate::format::{count, signed, signed_percent};
 use crate::judge::baseline::BaselineFile;
 use crate::measure::metrics::Metric;
 
 /// The TLS libraries, as harness names spell them, in table order.
-const LIBRARIES: &[&str] = &["s2n_tls", "rustls", "openssl"];
+fn tls_libraries() -> impl Iterator<Item = &'static str> {
+    libraries::tls().map(|library| library.id)
+}
 
 /// Pairs of paths that differ only in the key exchange: (what is compared,
 /// the classical path, the post-quantum path).
@@ -74,7 +76,7 @@ pub fn post_quantum(counts: &[Count]) -> String {
         "difference",
         "%",
     ]);
-    for library in LIBRARIES {
+    for library in tls_libraries() {
         let pairs = PAIRS
             .iter()
             .map(|pair| (pair, "secp256r1"))
@@ -106,7 +108,7 @@ pub fn post_quantum(counts: &[Count]) -> String {
 /// handshake counted.
 pub fn defaults(files: &[BaselineFile], counts: &[Count]) -> String {
     let mut table = Table::new(&["library", "negotiated by default", "instructions"]);
-    for library in LIBRARIES {
+    for library in tls_libraries() {
         let name = format!("{library}::handshake_defaults");
         let Some(instructions) = find(counts, library, "handshake_defaults") else {
             continue;
@@ -154,7 +156,7 @@ pub fn hostile(counts: &[Count]) -> String {
             .filter(|server| *server > 0)
     };
     let mut header = vec!["path".to_owned()];
-    for library in LIBRARIES {
+    for library in tls_libraries() {
         header.push((*library).to_owned());
         header.push(format!("{library} / handshake server"));
     }
@@ -162,7 +164,7 @@ pub fn hostile(counts: &[Count]) -> String {
     let mut table = Table::new(&header);
     for path in paths {
         let mut row = vec![path.to_owned()];
-        for library in LIBRARIES {
+        for library in tls_libraries() {
             match find(counts, library, path) {
                 Some(instructions) => {
                     row.push(count(instructions));

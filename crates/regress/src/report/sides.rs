@@ -12,17 +12,16 @@
 //! side tables, and a cell of a library whose record has no split (a
 //! program from before it) says `not split` rather than showing zeros.
 
-use super::compare::{libraries, Cell, Comparison};
+use super::compare::{Cell, Comparison};
+use super::libraries;
 use super::Table;
 use crate::format::count;
 use crate::measure::metrics::Metric;
 
 /// The TLS libraries, in column order.
 fn tls_libraries(comparison: &Comparison) -> Vec<(&'static str, &'static str)> {
-    libraries()
-        .iter()
-        .copied()
-        .filter(|(name, _)| *name != "aws_lc_rs")
+    libraries::tls()
+        .map(|library| (library.id, library.name))
         .filter(|(name, _)| {
             comparison
                 .paths

@@ -7,7 +7,7 @@
 //! and the same [`Table`]s the terminal prints, never from Markdown text.
 //!
 //! How it reads at a glance: each library has one colour on every chart
-//! ([`library_colour`]); series of one library (ciphers, directions, paths)
+//! ([`libraries::colour`]); series of one library (ciphers, directions, paths)
 //! differ by marker and dash; counts that span magnitudes are drawn on a
 //! log axis, and a second chart gives each library's ratio to s2n-tls, so a
 //! 7.7 K path is as readable as a 150 M one.
@@ -18,20 +18,12 @@ pub mod svg;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use super::compare::{libraries, Comparison};
+use super::compare::Comparison;
+use super::libraries;
 use super::Table;
 use crate::measure::scale::{Scaling, DEFAULT_PATHS};
 use crate::workspace::Workspace;
 use svg::{escape, Axis, Marker, Series, Style};
-
-/// One colour per library, the same on every chart (colour-blind-safe
-/// Tableau hues).
-const LIBRARY_COLOURS: &[(&str, &str)] = &[
-    ("s2n_tls", "#1f77b4"),
-    ("rustls", "#ff7f0e"),
-    ("openssl", "#2ca02c"),
-    ("aws_lc_rs", "#9467bd"),
-];
 
 /// Dashes that tell apart series of one colour, in step with
 /// [`Marker::ALL`].
@@ -47,19 +39,11 @@ const RECORD_CIPHERS: &[(&str, &str)] = &[
 const AEAD_CIPHERS: &[(&str, &str)] = &[("aes128gcm", "AES-128-GCM"), ("aes256gcm", "AES-256-GCM")];
 const AEAD_SIZES: &[&str] = &["16", "64", "256", "1024", "8192", "16384"];
 
-/// The colour of `library` (`s2n_tls`), grey for anything else.
-pub fn library_colour(library: &str) -> &'static str {
-    LIBRARY_COLOURS
-        .iter()
-        .find(|(name, _)| *name == library)
-        .map_or("#555555", |(_, colour)| colour)
-}
-
 /// The `index`-th look of a library's series: its colour, then marker and
 /// dash in turn.
 fn style(library: &str, index: usize) -> Style {
     Style {
-        colour: library_colour(library),
+        colour: libraries::colour(library),
         marker: Marker::ALL[index % Marker::ALL.len()],
         dash: DASHES[index % DASHES.len()],
     }
@@ -80,10 +64,8 @@ fn per_byte_path(path: &str) -> bool {
 /// Builds every chart the data allows.
 pub fn charts(comparison: &Comparison, scalings: &[Scaling]) -> Vec<Chart> {
     let mut charts = Vec::new();
-    let tls: Vec<(&str, &str)> = libraries()
-        .iter()
-        .copied()
-        .filter(|(name, _)| *name != "aws_lc_rs")
+    let tls: Vec<(&str, &str)> = libraries::tls()
+        .map(|library| (library.id, library.name))
         .collect();
 
     // Counts of the one-shot paths, from a 7.7 K parse to a 150 M mTLS
@@ -219,7 +201,7 @@ pub fn charts(comparison: &Comparison, scalings: &[Scaling]) -> Vec<Chart> {
                     name: format!("{cipher_display} {direction}"),
                     values,
                     style: Style {
-                        colour: library_colour("aws_lc_rs"),
+                        colour: libraries::colour("aws_lc_rs"),
                         marker: Marker::ALL[c],
                         dash: DASHES[d],
                     },
@@ -530,7 +512,7 @@ mod tests {
     #[test]
     fn each_library_keeps_its_colour_on_every_chart() {
         let charts = charts(&comparison(), &[]);
-        let orange = library_colour("rustls");
+        let orange = libraries::colour("rustls");
         for chart in &charts[..2] {
             assert!(chart.svg.contains(orange), "{}", chart.file);
         }
@@ -540,7 +522,7 @@ mod tests {
             .filter_map(|part| part.split("</polyline>").next())
             .find(|line| line.contains("<title>OpenSSL ChaCha20-Poly1305</title>"))
             .expect("the OpenSSL line");
-        assert!(openssl.contains(library_colour("openssl")), "{openssl}");
-        assert!(!openssl.contains(library_colour("s2n_tls")), "{openssl}");
+        assert!(openssl.contains(libraries::colour("openssl")), "{openssl}");
+        assert!(!openssl.contains(libraries::colour("s2n_tls")), "{openssl}");
     }
 }
