@@ -446,8 +446,11 @@ fn builds_with(
     let mut found: Vec<String> = vars
         .filter_map(|(name, value)| {
             let name = name.into_string().ok()?;
+            // The variables of a `cargo run`/`cargo test` around the runner
+            // never reach its builds (`program::cargo_command`).
             let counts = PREFIXES.iter().any(|p| name.starts_with(p))
-                && !NOT.iter().any(|p| name.starts_with(p));
+                && !NOT.iter().any(|p| name.starts_with(p))
+                && !program::set_by_cargo_run(&name);
             counts.then(|| format!("{name}={}", value.to_string_lossy()))
         })
         .collect();
@@ -517,6 +520,9 @@ mod tests {
                 ("CARGO_TERM_COLOR", "always"),
                 ("CARGO_HOME", "/c"),
                 ("REGRESS_VALGRIND", "/v"),
+                ("CARGO_PKG_NAME", "regress"),
+                ("CARGO_MANIFEST_PATH", "/w/Cargo.toml"),
+                ("CARGO_TARGET_TMPDIR", "/w/target/tmp"),
             ]),
             [
                 "AWS_LC_SYS_CMAKE_BUILDER=1",

@@ -73,18 +73,24 @@ pub fn cargo_command() -> Command {
     let mut command = Command::new(cargo());
     for (name, _) in std::env::vars_os() {
         let Some(name) = name.to_str() else { continue };
-        let set_by_cargo_run = name == "OUT_DIR"
-            || name.starts_with("CARGO_PKG_")
-            || name.starts_with("CARGO_MANIFEST_")
-            || matches!(
-                name,
-                "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE"
-            );
-        if set_by_cargo_run {
+        if set_by_cargo_run(name) {
             command.env_remove(name);
         }
     }
     command
+}
+
+/// Whether `name` is one of the variables `cargo run` or `cargo test` sets
+/// for the program it runs (`OUT_DIR`, `CARGO_PKG_*`, ...): never passed to
+/// a build ([`cargo_command`]), so never part of what a build depends on.
+pub fn set_by_cargo_run(name: &str) -> bool {
+    name == "OUT_DIR"
+        || name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_MANIFEST_")
+        || matches!(
+            name,
+            "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR"
+        )
 }
 
 /// Builds the measured program as `request` says and returns its path.

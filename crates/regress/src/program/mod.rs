@@ -38,8 +38,8 @@ mod worktree;
 pub use checkout::LibraryCheckout;
 pub use commit::{Commit, Side};
 pub use discover::{
-    build, build_program, cargo, cargo_command, list, list_all, select, BuildError, BuildRequest,
-    PROGRAM, PROGRAM_PACKAGE,
+    build, build_program, cargo, cargo_command, list, list_all, select, set_by_cargo_run,
+    BuildError, BuildRequest, PROGRAM, PROGRAM_PACKAGE,
 };
 pub use error::{LineError, ProgramError};
 pub use isolation::{build_harness_tests, isolation, BuildSpec, Isolation};

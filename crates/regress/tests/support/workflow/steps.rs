@@ -63,17 +63,9 @@ pub(super) fn run_script(
     // step's cargo that saw it rebuilt s2n-tls's C code in the shared
     // target folder, and the next plain build rebuilt it again (50 s of CI).
     for (name, _) in std::env::vars_os() {
-        let Some(name) = name.to_str() else { continue };
-        if name == "OUT_DIR"
-            || name.starts_with("CARGO_PKG_")
-            || name.starts_with("CARGO_MANIFEST_")
-            || matches!(
-                name,
-                "CARGO_CRATE_NAME"
-                    | "CARGO_BIN_NAME"
-                    | "CARGO_PRIMARY_PACKAGE"
-                    | "CARGO_TARGET_TMPDIR"
-            )
+        if name
+            .to_str()
+            .is_some_and(regress::program::set_by_cargo_run)
         {
             command.env_remove(name);
         }
