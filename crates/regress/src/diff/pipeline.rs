@@ -339,6 +339,11 @@ pub(super) fn choose(
 /// that changes what cargo, rustc or a C compiler makes ([`builds_with`]).
 const KEY_KIND: &str = "regress diff: this workspace";
 
+/// How many of a target folder's kept builds stay: a program is tens of
+/// megabytes, and a runner whose target folder is kept would otherwise
+/// grow by two of them for every pull request.
+const MAX_KEPT_BUILDS: usize = 8;
+
 /// One side's measured program, from the builds kept in its cargo target
 /// folder (`<target>/regress/programs/<key>/`), else built by
 /// [`build_harness_tests`] and kept there.
@@ -372,56 +377,16 @@ fn build_or_keep(spec: &BuildSpec<'_>) -> Result<Program, DiffError> {
             .map_err(|source| crate::program::RevisionError::io("copy", &lock, source))?;
         Ok(Ok::<(), DoesNotBuild>(()))
     })?;
-    keep_only_the_newest(&spec.target_dir.join("regress/programs"), &built);
+    cache.keep_only_the_newest(&built, MAX_KEPT_BUILDS);
     match built {
         Built::Program(program) => Ok(program),
         // Never kept by this function (a failed build is an error); an
         // entry that says so was written by something else.
         Built::DoesNotBuild { .. } => Err(DiffError::KeptBuild(Box::new(
             crate::program::RevisionError::Cache {
-                dir: spec.target_dir.join("regress/programs").join(key),
+                dir: cache.entry(&key),
             },
         ))),
-    }
-}
-
-/// How many of a target folder's kept builds stay: a program is tens of
-/// megabytes, and a runner whose target folder is kept would otherwise
-/// grow by two of them for every pull request.
-const MAX_KEPT_BUILDS: usize = 8;
-
-/// Marks `built` as just used and removes the kept builds beyond
-/// [`MAX_KEPT_BUILDS`], least recently used first. Best effort: a build
-/// that cannot be marked or removed is left as it is.
-fn keep_only_the_newest(programs: &Path, built: &Built) {
-    const USED: &str = "used";
-    if let Built::Program(program) = built {
-        // Written, not only opened: a write always moves the file's time.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::SystemTime::UNIX_EPOCH)
-            .map_or(0, |since| since.as_nanos());
-        let _ = std::fs::write(program.dir.join(USED), format!("{now}\n"));
-    }
-    let Ok(entries) = std::fs::read_dir(programs) else {
-        return;
-    };
-    let mut kept: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .filter_map(|entry| {
-            let entry = entry.ok()?;
-            let name = entry.file_name();
-            // Staging folders belong to builds still running.
-            if name.to_string_lossy().starts_with('.') || !entry.file_type().ok()?.is_dir() {
-                return None;
-            }
-            let used = std::fs::metadata(entry.path().join(USED))
-                .and_then(|meta| meta.modified())
-                .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
-            Some((used, entry.path()))
-        })
-        .collect();
-    kept.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
-    for (_, dir) in kept.into_iter().skip(MAX_KEPT_BUILDS) {
-        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -461,39 +426,6 @@ fn builds_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_the_most_recently_used_builds_stay() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let programs = dir.path().join("regress/programs");
-        let entry = |name: &str| {
-            let path = programs.join(name);
-            std::fs::create_dir_all(&path).expect("mkdir");
-            Built::Program(Program {
-                dir: path.clone(),
-                program: path.join(PROGRAM),
-                names: Vec::new(),
-                cached: true,
-            })
-        };
-        std::fs::create_dir_all(programs.join(".staging-k-1")).expect("mkdir");
-        for n in 0..MAX_KEPT_BUILDS + 3 {
-            let built = entry(&format!("k{n:02}"));
-            // Distinct use times, oldest first.
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            keep_only_the_newest(&programs, &built);
-        }
-        let mut left: Vec<String> = std::fs::read_dir(&programs)
-            .expect("read")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
-        let mut expected: Vec<String> = (3..MAX_KEPT_BUILDS + 3)
-            .map(|n| format!("k{n:02}"))
-            .collect();
-        expected.insert(0, ".staging-k-1".to_owned());
-        assert_eq!(left, expected);
-    }
 
     #[test]
     fn a_kept_build_is_keyed_by_what_changes_a_build_only() {

@@ -81,6 +81,47 @@ impl ProgramCache {
         }
     }
 
+    /// The folder of `key`'s entry.
+    pub fn entry(&self, key: &str) -> PathBuf {
+        self.root.join(key)
+    }
+
+    /// Marks `built` as just used and removes the entries beyond the `max`
+    /// most recently used (a used stamp in each; an entry without one counts
+    /// as oldest). Staging folders of builds still running are left alone.
+    /// Best effort: an entry that cannot be marked or removed stays.
+    pub fn keep_only_the_newest(&self, built: &Built, max: usize) {
+        const USED: &str = "used";
+        if let Built::Program(program) = built {
+            // Written, not only opened: a write always moves the file's time.
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::SystemTime::UNIX_EPOCH)
+                .map_or(0, |since| since.as_nanos());
+            let _ = std::fs::write(program.dir.join(USED), format!("{now}\n"));
+        }
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return;
+        };
+        let mut kept: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(|entry| {
+                let entry = entry.ok()?;
+                if entry.file_name().to_string_lossy().starts_with('.')
+                    || !entry.file_type().ok()?.is_dir()
+                {
+                    return None;
+                }
+                let used = std::fs::metadata(entry.path().join(USED))
+                    .and_then(|meta| meta.modified())
+                    .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+                Some((used, entry.path()))
+            })
+            .collect();
+        kept.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
+        for (_, dir) in kept.into_iter().skip(max) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
     /// The entry of `key`, or a fresh build made by `build` into a staging
     /// folder (see [`super::Builder::build`]) and kept.
     pub fn get_or_build(
@@ -89,7 +130,7 @@ impl ProgramCache {
         revision: &str,
         build: impl FnOnce(&Path) -> Result<Result<(), DoesNotBuild>, RevisionError>,
     ) -> Result<Built, RevisionError> {
-        let dir = self.root.join(key);
+        let dir = self.entry(key);
         if let Some(found) = read(&dir) {
             return Ok(found);
         }
@@ -188,6 +229,38 @@ impl Drop for RemoveOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_most_recently_used_entries_stay() {
+        const MAX: usize = 8;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = ProgramCache::new(dir.path());
+        let entry = |name: &str| {
+            let path = cache.entry(name);
+            std::fs::create_dir_all(&path).expect("mkdir");
+            Built::Program(Program {
+                dir: path.clone(),
+                program: path.join(PROGRAM),
+                names: Vec::new(),
+                cached: true,
+            })
+        };
+        std::fs::create_dir_all(cache.entry(".staging-k-1")).expect("mkdir");
+        for n in 0..MAX + 3 {
+            let built = entry(&format!("k{n:02}"));
+            // Distinct use times, oldest first.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            cache.keep_only_the_newest(&built, MAX);
+        }
+        let mut left: Vec<String> = std::fs::read_dir(dir.path().join("programs"))
+            .expect("read")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut expected: Vec<String> = (3..MAX + 3).map(|n| format!("k{n:02}")).collect();
+        expected.insert(0, ".staging-k-1".to_owned());
+        assert_eq!(left, expected);
+    }
 
     #[test]
     fn failures_are_kept_and_hostile_records_ignored() {
