@@ -14,12 +14,14 @@
 //! says so with the reason, and such a benchmark is left out of [`all`]
 //! and reported by the tests as ignored, never measured and never passing.
 
+use std::fmt;
+
 use regress_measure::program::{AnyHarness, Entry};
 
 use crate::common::pins::{Cipher, TlsVersion};
 use crate::paths::{
-    Aead, Benchmark, Direction, Feature, Handshake, Hostile, Library, Path, Record, Resumption,
-    NAME_CAPACITY,
+    Aead, Benchmark, Direction, Feature, Handshake, Hostile, InvalidPath, Library, Path, Record,
+    Resumption, NAME_CAPACITY,
 };
 
 /// The calibration loop of `iterations`, named `spin_<label>`.
@@ -179,7 +181,6 @@ pub fn benchmarks() -> impl Iterator<Item = Benchmark> + Clone {
 /// The harness of `benchmark`, or why its library cannot run its path.
 fn harness(benchmark: &Benchmark) -> Result<Box<dyn AnyHarness>, String> {
     let path = &benchmark.path;
-    path.validate()?;
     match benchmark.library {
         Library::S2nTls => crate::s2n_tls::harness(path),
         Library::Rustls => crate::rustls::harness(path),
@@ -205,7 +206,7 @@ fn well_formed(name: &str) -> bool {
 /// `benchmarks`, validated, as entries of the measured program: every
 /// path valid, every name well formed and unique, every library able to run
 /// its path. Allocates only what it returns.
-pub fn entries<I>(benchmarks: I) -> Result<Vec<Entry>, String>
+pub fn entries<I>(benchmarks: I) -> Result<Vec<Entry>, ListError>
 where
     I: IntoIterator<Item = Benchmark>,
     I::IntoIter: Clone,
@@ -218,17 +219,58 @@ where
         }
         let name = benchmark.name();
         if !well_formed(&name) || name.len() > NAME_CAPACITY {
-            return Err(format!(
-                "{name:?} is not <library>::<path> in [a-z0-9_], at most {NAME_CAPACITY} bytes"
-            ));
+            return Err(ListError::BadName { name });
         }
         if entries.iter().any(|entry| entry.name == name) {
-            return Err(format!("{name} is listed twice"));
+            return Err(ListError::Twice { name });
         }
-        let harness = harness(&benchmark).map_err(|why| format!("{name}: {why}"))?;
+        if let Err(source) = benchmark.path.validate() {
+            return Err(ListError::InvalidPath { name, source });
+        }
+        let harness = match harness(&benchmark) {
+            Ok(harness) => harness,
+            Err(why) => return Err(ListError::CannotRun { name, why }),
+        };
         entries.push(Entry { name, harness });
     }
     Ok(entries)
+}
+
+/// Why a list of benchmarks is not a measured program's ([`entries`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListError {
+    /// A name that is not `<library>::<path>` in `[a-z0-9_]` within
+    /// [`NAME_CAPACITY`] bytes.
+    BadName { name: String },
+    /// A name listed twice.
+    Twice { name: String },
+    /// Path data that names no path.
+    InvalidPath { name: String, source: InvalidPath },
+    /// A library that cannot run its path, and why.
+    CannotRun { name: String, why: String },
+}
+
+impl fmt::Display for ListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListError::BadName { name } => write!(
+                f,
+                "{name:?} is not <library>::<path> in [a-z0-9_], at most {NAME_CAPACITY} bytes"
+            ),
+            ListError::Twice { name } => write!(f, "{name} is listed twice"),
+            ListError::InvalidPath { name, source } => write!(f, "{name}: {source}"),
+            ListError::CannotRun { name, why } => write!(f, "{name}: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ListError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ListError::InvalidPath { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// Every benchmark's harness under its name, in a fixed order.
@@ -307,10 +349,13 @@ mod tests {
         let first = benchmarks().next().expect("a benchmark");
         let twice = [first; 2];
         let error = entries(twice).expect_err("twice");
-        assert!(
-            error.contains("calibration::spin_1m is listed twice"),
-            "{error}"
+        assert_eq!(
+            error,
+            ListError::Twice {
+                name: "calibration::spin_1m".to_owned()
+            }
         );
+        assert_eq!(error.to_string(), "calibration::spin_1m is listed twice");
 
         let chacha13 = Benchmark {
             library: Library::S2nTls,
@@ -322,7 +367,30 @@ mod tests {
         };
         let error = entries([chacha13]).expect_err("s2n-tls cannot");
         assert!(
-            error.starts_with("s2n_tls::record_chacha20poly1305_1k: "),
+            matches!(&error, ListError::CannotRun { name, .. } if name == "s2n_tls::record_chacha20poly1305_1k"),
+            "{error}"
+        );
+        let cbc13 = Benchmark {
+            library: Library::OpenSsl,
+            path: Path::Record(Record {
+                cipher: Cipher::Aes128CbcSha,
+                version: TlsVersion::Tls13,
+                write_size: 1024,
+            }),
+        };
+        let error = entries([cbc13]).expect_err("CBC is TLS 1.2's");
+        assert!(
+            matches!(
+                &error,
+                ListError::InvalidPath {
+                    source: InvalidPath::RecordVersion { .. },
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(
+            error.to_string().ends_with("records are TLS 1.2's"),
             "{error}"
         );
         for (library, path) in [

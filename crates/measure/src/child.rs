@@ -88,9 +88,17 @@ pub struct ChildRequest {
     pub heap_report: Option<PathBuf>,
 }
 
-/// A malformed child request: the runner and the child disagree.
+/// A malformed request from the runner (a child's, a scaling child's, or
+/// one a fork server reads): the runner and the program disagree.
 #[derive(Debug)]
 pub struct ChildRequestError(String);
+
+impl ChildRequestError {
+    /// The error `message` words.
+    pub(crate) fn new(message: impl Into<String>) -> ChildRequestError {
+        ChildRequestError(message.into())
+    }
+}
 
 impl fmt::Display for ChildRequestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

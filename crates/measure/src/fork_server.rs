@@ -33,6 +33,8 @@
 
 use std::io::Read;
 
+use crate::child::ChildRequestError;
+
 /// `1` in the server's environment makes the program a fork server that
 /// speaks this protocol.
 pub const ENV_FORK_SERVER_PROTOCOL: &str = "REGRESS_FORK_SERVER_PROTOCOL";
@@ -62,11 +64,13 @@ const EXIT_BAD_REQUEST: i32 = 5;
 
 /// The bytes of one request: `lines` (`NAME=VALUE`) with their length
 /// before them.
-pub fn frame(lines: &[(String, String)]) -> Result<Vec<u8>, String> {
+pub fn frame(lines: &[(String, String)]) -> Result<Vec<u8>, ChildRequestError> {
     let mut body = String::new();
     for (name, value) in lines {
         if name.contains(['=', '\n', '\0']) || value.contains(['\n', '\0']) {
-            return Err(format!("request line {name:?} holds a separator"));
+            return Err(ChildRequestError::new(format!(
+                "request line {name:?} holds a separator"
+            )));
         }
         body.push_str(name);
         body.push('=');
@@ -76,7 +80,12 @@ pub fn frame(lines: &[(String, String)]) -> Result<Vec<u8>, String> {
     let length = u32::try_from(body.len())
         .ok()
         .filter(|length| *length <= MAX_REQUEST)
-        .ok_or_else(|| format!("a request of {} bytes is over {MAX_REQUEST}", body.len()))?;
+        .ok_or_else(|| {
+            ChildRequestError::new(format!(
+                "a request of {} bytes is over {MAX_REQUEST}",
+                body.len()
+            ))
+        })?;
     let mut bytes = length.to_le_bytes().to_vec();
     bytes.extend_from_slice(body.as_bytes());
     Ok(bytes)
@@ -91,13 +100,13 @@ struct Request {
     variables: Vec<(String, String)>,
 }
 
-fn parse(body: &str) -> Result<Request, String> {
+fn parse(body: &str) -> Result<Request, ChildRequestError> {
     let (mut folder, mut stdout, mut stderr) = (None, None, None);
     let mut variables = Vec::new();
     for line in body.lines() {
-        let (name, value) = line
-            .split_once('=')
-            .ok_or_else(|| format!("request line {line:?} is not NAME=VALUE"))?;
+        let (name, value) = line.split_once('=').ok_or_else(|| {
+            ChildRequestError::new(format!("request line {line:?} is not NAME=VALUE"))
+        })?;
         let slot = match name {
             KEY_FOLDER => &mut folder,
             KEY_STDOUT => &mut stdout,
@@ -106,21 +115,31 @@ fn parse(body: &str) -> Result<Request, String> {
                 variables.push((name.to_owned(), value.to_owned()));
                 continue;
             }
-            _ => return Err(format!("request line {name:?} is not a request variable")),
+            _ => {
+                return Err(ChildRequestError::new(format!(
+                    "request line {name:?} is not a request variable"
+                )))
+            }
         };
         if slot.replace(value.to_owned()).is_some() {
-            return Err(format!("request names {name} twice"));
+            return Err(ChildRequestError::new(format!(
+                "request names {name} twice"
+            )));
         }
     }
     let plain = |name: &str, value: Option<String>| {
         value
             .filter(|file| !file.is_empty() && !file.contains('/') && file != ".." && file != ".")
-            .ok_or_else(|| format!("request has no plain file name for {name}"))
+            .ok_or_else(|| {
+                ChildRequestError::new(format!("request has no plain file name for {name}"))
+            })
     };
     Ok(Request {
         folder: folder
             .filter(|folder| folder.starts_with('/'))
-            .ok_or_else(|| format!("request has no absolute {KEY_FOLDER}"))?,
+            .ok_or_else(|| {
+                ChildRequestError::new(format!("request has no absolute {KEY_FOLDER}"))
+            })?,
         stdout: plain(KEY_STDOUT, stdout)?,
         stderr: plain(KEY_STDERR, stderr)?,
         variables,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::child::ChildRequestError;
 use crate::harness::{Harness, HarnessError};
 
 /// Names the harness to scale.
@@ -39,7 +40,7 @@ pub struct ScaleRequest {
 
 impl ScaleRequest {
     /// Reads the request from the environment; `Ok(None)` when there is none.
-    pub fn from_env() -> Result<Option<ScaleRequest>, String> {
+    pub fn from_env() -> Result<Option<ScaleRequest>, ChildRequestError> {
         let Ok(harness) = std::env::var(ENV_HARNESS) else {
             return Ok(None);
         };
@@ -47,16 +48,22 @@ impl ScaleRequest {
             .ok()
             .and_then(|text| text.parse::<usize>().ok())
             .filter(|threads| *threads > 0)
-            .ok_or_else(|| format!("{ENV_THREADS} must be a positive whole number"))?;
+            .ok_or_else(|| {
+                ChildRequestError::new(format!("{ENV_THREADS} must be a positive whole number"))
+            })?;
         let duration = std::env::var(ENV_SECONDS)
             .ok()
             .and_then(|text| text.parse::<f64>().ok())
             .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
             .map(Duration::from_secs_f64)
-            .ok_or_else(|| format!("{ENV_SECONDS} must be a positive number of seconds"))?;
+            .ok_or_else(|| {
+                ChildRequestError::new(format!(
+                    "{ENV_SECONDS} must be a positive number of seconds"
+                ))
+            })?;
         let report = std::env::var_os(ENV_REPORT)
             .map(PathBuf::from)
-            .ok_or_else(|| format!("{ENV_REPORT} is not set"))?;
+            .ok_or_else(|| ChildRequestError::new(format!("{ENV_REPORT} is not set")))?;
         Ok(Some(ScaleRequest {
             harness,
             threads,
@@ -130,26 +137,23 @@ pub fn run<H: Harness + Sync>(
     }
     let barrier = Barrier::new(request.threads);
     let started = Instant::now();
-    let results: Vec<Result<ThreadResult, String>> = std::thread::scope(|scope| {
+    let results: Vec<Result<ThreadResult, HarnessError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..request.threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let result = one_thread(harness, &barrier, request.duration);
-                    result.map_err(|error| error.to_string())
-                })
-            })
+            .map(|_| scope.spawn(|| one_thread(harness, &barrier, request.duration)))
             .collect();
         handles
             .into_iter()
             .map(|handle| {
                 handle
                     .join()
-                    .unwrap_or_else(|_| Err("a thread panicked".to_owned()))
+                    .unwrap_or_else(|_| Err("a thread panicked".into()))
             })
             .collect()
     });
     let wall_seconds = started.elapsed().as_secs_f64();
-    let per_thread = results.into_iter().collect::<Result<Vec<_>, String>>()?;
+    let per_thread = results
+        .into_iter()
+        .collect::<Result<Vec<_>, HarnessError>>()?;
     let report = ScaleReport {
         harness: name.to_owned(),
         threads: request.threads,

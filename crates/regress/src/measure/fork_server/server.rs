@@ -145,7 +145,7 @@ impl ForkServer {
                 .iter()
                 .map(|(variable, value)| ((*variable).to_owned(), value.clone())),
         );
-        let request = frame(&lines).map_err(|reason| self.broken(harness, reason))?;
+        let request = frame(&lines).map_err(|reason| self.broken(harness, reason.to_string()))?;
         let (pid, status) = self.exchange(harness, &request, timeout, files.scratch)?;
         self.collect(pid, files)?;
         Ok(ExitStatus::from_raw(status))
@@ -165,7 +165,7 @@ impl ForkServer {
                 ),
             ));
         }
-        let empty = frame(&[]).map_err(|reason| self.broken(harness, reason))?;
+        let empty = frame(&[]).map_err(|reason| self.broken(harness, reason.to_string()))?;
         let dir = self.folder.path().to_path_buf();
         while self.forks < position {
             let (pid, _refused) =

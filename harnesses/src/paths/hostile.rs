@@ -1,0 +1,86 @@
+//! Hostile inputs: the flights a hostile client sends a server.
+
+/// A flight a hostile client sends a server: every input is within the
+/// protocol's limits and each server's own, built by hand
+/// (`crate::tls::hostile`) in `setup`, outside the count. The server is of
+/// the library's defaults ([`crate::tls::defaults`]), what a deployment that
+/// changes nothing runs; the side that pays is always the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hostile {
+    /// One ClientHello filling one record (16 KiB): thousands of unknown
+    /// cipher suites, groups, signature schemes and extensions, the real
+    /// ones last, so a server walks every list to the end.
+    MaxHello,
+    /// A ClientHello with a key share for every group it offers:
+    /// X25519MLKEM768, X25519, secp256r1, secp384r1, secp521r1.
+    KeyShares,
+    /// A ClientHello whose only key share is for a group no server knows
+    /// (a GREASE value), forcing a HelloRetryRequest.
+    Retry,
+    /// [`Hostile::KeyShares`]'s ClientHello in records of one byte each.
+    Fragmented,
+    /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
+    /// server never issued, each with a binder, before a full handshake.
+    UnknownTickets,
+    /// A real client's resumption ClientHello (captured in `prepare`) whose
+    /// one ticket is replaced by [`Hostile::TICKETS`] copies, each with one
+    /// byte flipped: tickets of the server's own format and key that fail
+    /// to decrypt or to be found, before a full handshake. Only where the
+    /// defaults' server issues tickets.
+    CorruptTickets,
+    /// A real client's resumption ClientHello (the ticket the server issued
+    /// it, captured in `prepare`) with the last byte of its binder flipped:
+    /// the server decrypts the ticket and hashes the transcript before it
+    /// refuses. Only where the defaults' server issues tickets.
+    InvalidBinder,
+    /// On an established TLS 1.3 connection, KeyUpdate after KeyUpdate,
+    /// each followed by a one-byte record (`crate::tls::hostile::flood`).
+    KeyUpdateFlood,
+}
+
+impl Hostile {
+    /// The inputs that are a first flight: a ClientHello.
+    pub const HELLOS: [Hostile; 5] = [
+        Hostile::MaxHello,
+        Hostile::KeyShares,
+        Hostile::Retry,
+        Hostile::Fragmented,
+        Hostile::UnknownTickets,
+    ];
+
+    /// Every hostile input.
+    pub const ALL: [Hostile; 8] = [
+        Hostile::MaxHello,
+        Hostile::KeyShares,
+        Hostile::Retry,
+        Hostile::Fragmented,
+        Hostile::UnknownTickets,
+        Hostile::CorruptTickets,
+        Hostile::InvalidBinder,
+        Hostile::KeyUpdateFlood,
+    ];
+
+    /// Whether a real client of the library writes the flight (in
+    /// `prepare`, from a ticket of the victim's own server): only where the
+    /// defaults' server issues tickets.
+    pub const fn captured(self) -> bool {
+        matches!(self, Hostile::CorruptTickets | Hostile::InvalidBinder)
+    }
+
+    /// PSK identities [`Hostile::UnknownTickets`] offers.
+    pub const TICKETS: usize = 8;
+
+    /// Its path's name after `hostile_`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Hostile::MaxHello => "hello_max",
+            Hostile::KeyShares => "hello_key_shares",
+            Hostile::Retry => "hello_retry",
+            Hostile::Fragmented => "hello_1_byte_records",
+            Hostile::UnknownTickets => "hello_unknown_tickets",
+            Hostile::CorruptTickets => "hello_corrupt_tickets",
+            Hostile::InvalidBinder => "psk_invalid_binder",
+            Hostile::KeyUpdateFlood => "key_update_flood",
+        }
+    }
+}
