@@ -65,7 +65,7 @@ pub use checkout::Checkout;
 pub use compile::{build_harnesses, harness_build_args, BuiltHarnesses};
 pub use dirs::SourceDirs;
 pub use error::SourceError;
-pub use export::{export, Export};
+pub use export::{export, export_for_walk, Export};
 pub use library::{Library, LIBRARIES};
 pub use options::{Options, Timeouts};
 pub use patch::{PatchSet, PatchedCrate};

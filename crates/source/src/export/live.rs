@@ -33,11 +33,22 @@ pub(crate) const PREFIX: &str = "wt-";
 
 /// The live folder's name for the checkout at `root`.
 pub(crate) fn name(root: &Path) -> String {
-    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
-    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
     // `wt-live-` and 35 hex digits: 43 characters, as `wt-<40 hex>`; the
     // letters make it no export's key.
-    format!("wt-live-{}", &hex[..35])
+    format!("wt-live-{}", &path_hex(root)[..35])
+}
+
+/// The name of the folder the checkout at `root` builds its commits from
+/// in a walk over many ([`super::export_for_walk`]): `commits-` and 32 hex
+/// digits, 40 characters, as long as a commit's key, so paths compiled
+/// into the program keep their length; the letters make it no key.
+pub(crate) fn commits_name(root: &Path) -> String {
+    format!("commits-{}", &path_hex(root)[..32])
+}
+
+fn path_hex(root: &Path) -> String {
+    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// What a mirror changed.
@@ -243,5 +254,10 @@ mod tests {
         assert_eq!(one.len(), "wt-".len() + 40);
         assert_ne!(one, name(Path::new("/b/s2n-tls")));
         assert_eq!(one, name(Path::new("/a/s2n-tls")));
+        let commits = commits_name(Path::new("/a/s2n-tls"));
+        assert_eq!(commits.len(), 40, "a commit's key");
+        assert!(!commits.bytes().all(|b| b.is_ascii_hexdigit()), "no key");
+        assert_ne!(commits, commits_name(Path::new("/b/s2n-tls")));
+        assert_ne!(commits, one);
     }
 }

@@ -92,7 +92,8 @@ struct Record {
 /// Exports `revision` of `checkout` (or finds the export already made) and
 /// runs the library's generation step in it. A working tree with changes
 /// is then built from its checkout's live folder ([`live`]), which the
-/// export is mirrored into.
+/// export is mirrored into; a commit from the folder of its key, so that
+/// the two sides of a diff stay built side by side.
 pub fn export(
     checkout: &Checkout,
     revision: &Revision,
@@ -101,22 +102,63 @@ pub fn export(
 ) -> Result<Export, SourceError> {
     let mut exported = export_keyed(checkout, revision, dirs, options)?;
     if exported.key.starts_with(live::PREFIX) {
-        let live = dirs
-            .exports(checkout.library().name)
-            .join(live::name(checkout.root()))
-            .join(TREE);
-        let mirrored = live::mirror(&exported.tree, &live)
-            .map_err(|error| SourceError::io("bring up to date", &live, error))?;
-        if mirrored != live::Mirrored::default() {
-            // A build script that names what it reruns on (s2n-tls-sys names
-            // only environment variables) is not rerun by cargo when a C
-            // file changes: a new build script time makes it run again.
-            live::touch_build_scripts(&live, checkout.library())
-                .map_err(|error| SourceError::io("touch the build scripts in", &live, error))?;
-        }
-        exported.tree = live;
+        let folder = live::name(checkout.root());
+        exported.tree = mirror_into(&exported, checkout, dirs, &folder)?;
     }
     Ok(exported)
+}
+
+/// [`export`] for a walk over many commits (a bisect, a history): a
+/// commit, too, is built from one folder per checkout, its commit folder
+/// ([`live::commits_name`]), which the export is mirrored into. Built
+/// from the folder of its key, every commit would be a new package path to
+/// cargo and a new source path to the compiler cache: all of the
+/// library's C code compiled again for each (about 25 s for s2n-tls). From
+/// one folder, only the files that differ from the last commit built there
+/// are rewritten, cargo reruns the build scripts, and the compiler cache
+/// hands back every object whose source did not change. A working tree
+/// with changes still goes to the live folder, as in [`export`].
+///
+/// One run at a time uses a checkout's commit folder: bisect and history
+/// hold their state lock from export to build.
+pub fn export_for_walk(
+    checkout: &Checkout,
+    revision: &Revision,
+    dirs: &SourceDirs,
+    options: &Options,
+) -> Result<Export, SourceError> {
+    let mut exported = export_keyed(checkout, revision, dirs, options)?;
+    let folder = if exported.key.starts_with(live::PREFIX) {
+        live::name(checkout.root())
+    } else {
+        live::commits_name(checkout.root())
+    };
+    exported.tree = mirror_into(&exported, checkout, dirs, &folder)?;
+    Ok(exported)
+}
+
+/// Mirrors `exported`'s tree into the checkout's folder `folder` (under
+/// the library's exports) and returns that folder's tree.
+fn mirror_into(
+    exported: &Export,
+    checkout: &Checkout,
+    dirs: &SourceDirs,
+    folder: &str,
+) -> Result<PathBuf, SourceError> {
+    let into = dirs
+        .exports(checkout.library().name)
+        .join(folder)
+        .join(TREE);
+    let mirrored = live::mirror(&exported.tree, &into)
+        .map_err(|error| SourceError::io("bring up to date", &into, error))?;
+    if mirrored != live::Mirrored::default() {
+        // A build script that names what it reruns on (s2n-tls-sys names
+        // only environment variables) is not rerun by cargo when a C
+        // file changes: a new build script time makes it run again.
+        live::touch_build_scripts(&into, checkout.library())
+            .map_err(|error| SourceError::io("touch the build scripts in", &into, error))?;
+    }
+    Ok(into)
 }
 
 /// The export of `revision` in the folder of its key.

@@ -1,14 +1,17 @@
 //! Commits of a TLS library's checkout, each built into this workspace's
 //! harnesses with [`regress_source`] (export under `target/`, patch set,
 //! scratch copy of the workspace, build), as `regress diff --library`
-//! builds each side. The user's checkout is only read.
+//! builds each side, but from the checkout's one commit folder
+//! ([`regress_source::export_for_walk`]): a bisect or a history builds
+//! many commits that differ in a few files, and from one folder each
+//! build compiles only those. The user's checkout is only read.
 
 use std::path::{Path, PathBuf};
 
 use regress_source::features::{check_coverage, harness_features, NotCovered};
 use regress_source::{
-    build_harnesses, export, Checkout, Options, PatchSet, Revision, ScratchWorkspace, SourceDirs,
-    SourceError,
+    build_harnesses, export_for_walk, Checkout, Options, PatchSet, Revision, ScratchWorkspace,
+    SourceDirs, SourceError,
 };
 
 use super::error::{DoesNotBuild, RevisionError};
@@ -77,7 +80,9 @@ impl Builder for LibraryRevisions {
             commit: revision.to_owned(),
         };
         let built = (|| -> Result<Result<(PathBuf, PathBuf), NotCovered>, SourceError> {
-            let exported = export(&self.checkout, &revision, &self.dirs, &self.options)?;
+            // One folder for every commit of the checkout: the compiler
+            // cache then hands back what the last commit built already.
+            let exported = export_for_walk(&self.checkout, &revision, &self.dirs, &self.options)?;
             let sets = [PatchSet::from_export(&exported)?];
             if let Err(not_covered) = check_coverage(&sets) {
                 return Ok(Err(not_covered));
