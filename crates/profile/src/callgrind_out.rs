@@ -67,6 +67,19 @@ pub struct DumpLineError {
     pub text: String,
 }
 
+impl DumpLineError {
+    /// What turns a problem with `line`, the dump's line `index` (from 0,
+    /// as `enumerate` counts), into its error: one rule for every reader
+    /// of Callgrind's dumps.
+    pub fn on_line(index: usize, line: &str) -> impl Fn(LineProblem) -> DumpLineError + '_ {
+        move |problem| DumpLineError {
+            number: index + 1,
+            problem,
+            text: line.to_owned(),
+        }
+    }
+}
+
 /// Where the address and the line are in a cost line's positions
 /// (`positions: instr line`, `positions: line`).
 #[derive(Debug, Clone, Copy)]
@@ -136,11 +149,7 @@ pub fn add_dump(
     let mut in_program = false;
     let mut skip_next = false;
     for (number, line) in text.lines().enumerate() {
-        let bad = |problem: LineProblem| DumpLineError {
-            number: number + 1,
-            problem,
-            text: line.to_owned(),
-        };
+        let bad = DumpLineError::on_line(number, line);
         if let Some(value) = line.strip_prefix("positions:") {
             positions = Positions::parse(value).map_err(bad)?;
         } else if let Some(value) = line.strip_prefix("ob=") {

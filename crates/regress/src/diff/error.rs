@@ -46,6 +46,14 @@ pub enum DiffError {
     #[error("{path} is not a diff report this version of regress reads: {reason}")]
     BadReport { path: PathBuf, reason: String },
 
+    /// The report parses, but a part of it is one the runner would not
+    /// write ([`super::untrusted::check`]): a forged or damaged artifact.
+    #[error("{path} is not a diff report this version of regress reads: {source}")]
+    Refused {
+        path: PathBuf,
+        source: super::untrusted::Refusal,
+    },
+
     /// An object of the report repeats a key ([`crate::limits::refuse_duplicate_keys`]).
     #[error("{path} is not a diff report this version of regress reads: {source}")]
     RepeatedKey {

@@ -163,7 +163,10 @@ impl DiffReport {
         }
         let report: DiffReport =
             serde_json::from_value(value).map_err(|error| bad(error.to_string()))?;
-        untrusted::check(&report).map_err(bad)?;
+        untrusted::check(&report).map_err(|source| DiffError::Refused {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(report)
     }
 

@@ -33,8 +33,40 @@ const MAX_REF: usize = 256;
 const MAX_NAME: usize = 4_096;
 const MAX_MESSAGE: usize = 16_384;
 
-/// Why a report is refused, with where in it.
-pub type Refusal = String;
+/// Why a report is refused, and where in it: the reason and the parts of
+/// the report around it, outermost first (`s2n_tls::x: instructions: the
+/// verdict "regressed" is not what 100 -> 99 gives`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    at: Vec<String>,
+    why: String,
+}
+
+impl Refusal {
+    fn new(why: impl Into<String>) -> Refusal {
+        Refusal {
+            at: Vec::new(),
+            why: why.into(),
+        }
+    }
+
+    /// The same refusal, inside the part `part` of the report.
+    fn within(mut self, part: impl Into<String>) -> Refusal {
+        self.at.insert(0, part.into());
+        self
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for part in &self.at {
+            write!(f, "{part}: ")?;
+        }
+        f.write_str(&self.why)
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 /// Checks every part of `report` that parsing does not.
 pub fn check(report: &DiffReport) -> Result<(), Refusal> {
@@ -42,18 +74,18 @@ pub fn check(report: &DiffReport) -> Result<(), Refusal> {
     revision("base", &report.base, from_source)?;
     revision("head", &report.head, from_source)?;
     if let Some(sources) = &report.sources {
-        super::sources::check(sources).map_err(|problem| problem.to_string())?;
+        super::sources::check(sources).map_err(|problem| Refusal::new(problem.to_string()))?;
     }
     if let Some(blind_spots) = &report.blind_spots {
         blind_spots
             .check()
-            .map_err(|why| format!("blind spots: {why}"))?;
+            .map_err(|why| Refusal::new(why.to_string()).within("blind spots"))?;
     }
     if let Some(fingerprints) = &report.fingerprints {
         for (side, fingerprint) in [("base", &fingerprints.base), ("head", &fingerprints.head)] {
             fingerprint
                 .validate()
-                .map_err(|problem| format!("the {side} side's {problem}"))?;
+                .map_err(|problem| Refusal::new(format!("the {side} side's {problem}")))?;
         }
     }
     if report.valgrind.len() > 32
@@ -63,23 +95,23 @@ pub fn check(report: &DiffReport) -> Result<(), Refusal> {
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
         || Version::parse(&report.valgrind).is_none()
     {
-        return Err("\"valgrind\" is not a Valgrind version".to_owned());
+        return Err(Refusal::new("\"valgrind\" is not a Valgrind version"));
     }
     if report.problems.len() > MAX_PROBLEMS {
-        return Err(format!("more than {MAX_PROBLEMS} problems"));
+        return Err(Refusal::new(format!("more than {MAX_PROBLEMS} problems")));
     }
     for problem in &report.problems {
         text("a problem", problem, MAX_MESSAGE)?;
     }
     if report.harnesses.len() > MAX_HARNESSES {
-        return Err(format!("more than {MAX_HARNESSES} harnesses"));
+        return Err(Refusal::new(format!("more than {MAX_HARNESSES} harnesses")));
     }
     let mut seen = BTreeSet::new();
     for harness in &report.harnesses {
         if !seen.insert(harness.harness.as_str()) {
-            return Err(format!("{} appears twice", harness.harness));
+            return Err(Refusal::new(format!("{} appears twice", harness.harness)));
         }
-        self::harness(harness).map_err(|why| format!("{}: {why}", harness.harness))?;
+        self::harness(harness).map_err(|why| why.within(harness.harness.to_string()))?;
     }
     Ok(())
 }
@@ -95,28 +127,32 @@ fn revision(side: &str, revision: &Commit, from_source: bool) -> Result<(), Refu
     let source_key = from_source
         && (hash == "released" || hash.strip_prefix("wt-").is_some_and(|h| hex(h, &[40])));
     if !(hex(hash, &[40, 64]) || source_key) {
-        return Err(format!("the {side} commit is not a full commit hash"));
+        return Err(Refusal::new(format!(
+            "the {side} commit is not a full commit hash"
+        )));
     }
     text(&format!("the {side} ref"), &revision.reference, MAX_REF)
 }
 
 fn text(what: &str, value: &str, max: usize) -> Result<(), Refusal> {
     if value.len() > max {
-        return Err(format!("{what} is longer than {max} bytes"));
+        return Err(Refusal::new(format!("{what} is longer than {max} bytes")));
     }
     Ok(())
 }
 
 fn count(what: &str, value: Option<u64>) -> Result<(), Refusal> {
     match value {
-        Some(value) if value > MAX_COUNT => Err(format!("{what} is {value}, not below 2^63")),
+        Some(value) if value > MAX_COUNT => {
+            Err(Refusal::new(format!("{what} is {value}, not below 2^63")))
+        }
         _ => Ok(()),
     }
 }
 
 fn signed(what: &str, value: i64) -> Result<(), Refusal> {
     if value == i64::MIN {
-        return Err(format!("{what} is out of range"));
+        return Err(Refusal::new(format!("{what} is out of range")));
     }
     Ok(())
 }
@@ -127,29 +163,34 @@ fn figures(harness: &HarnessDiff) -> Result<(), Refusal> {
     harness
         .heap_threshold
         .validate()
-        .map_err(|problem| format!("heap threshold: {problem}"))?;
+        .map_err(|problem| Refusal::new(problem.to_string()).within("heap threshold"))?;
     if harness.figures.len() > Metric::ALL.len() {
-        return Err("more figures than there are".to_owned());
+        return Err(Refusal::new("more figures than there are"));
     }
     let mut seen = BTreeSet::new();
     for figure in &harness.figures {
         if !seen.insert(figure.metric) {
-            return Err(format!("the figure {} appears twice", figure.metric.key()));
+            return Err(Refusal::new(format!(
+                "the figure {} appears twice",
+                figure.metric.key()
+            )));
         }
         let threshold = match figure.metric.kind() {
             Kind::Instructions => harness.threshold,
             Kind::Heap => harness.heap_threshold,
         };
-        self::figure(figure, threshold).map_err(|why| format!("{}: {why}", figure.metric.key()))?;
+        self::figure(figure, threshold).map_err(|why| why.within(figure.metric.key()))?;
     }
     if harness.heap_sites.len() > MAX_SITES {
-        return Err(format!("more than {MAX_SITES} allocation sites"));
+        return Err(Refusal::new(format!(
+            "more than {MAX_SITES} allocation sites"
+        )));
     }
     for site in &harness.heap_sites {
         if site.stack.len() > MAX_FRAMES {
-            return Err(format!(
+            return Err(Refusal::new(format!(
                 "an allocation site with more than {MAX_FRAMES} frames"
-            ));
+            )));
         }
         for frame in &site.stack {
             text("a frame", frame, MAX_NAME)?;
@@ -161,7 +202,7 @@ fn figures(harness: &HarnessDiff) -> Result<(), Refusal> {
             ("a site's head blocks", site.head_blocks),
         ] {
             if !(0..=MAX_COUNT as i64).contains(&value) {
-                return Err(format!("{what} is {value}, not a count"));
+                return Err(Refusal::new(format!("{what} is {value}, not a count")));
             }
         }
     }
@@ -176,23 +217,23 @@ fn figure(figure: &FigureDiff, threshold: Threshold) -> Result<(), Refusal> {
         (Verdict::Judged(change), Some(base), Some(head)) => {
             let judgement = judge(base, head, threshold);
             if judgement.change != change {
-                return Err(format!(
+                return Err(Refusal::new(format!(
                     "the verdict {:?} is not what {base} -> {head} gives",
                     figure.verdict.label()
-                ));
+                )));
             }
             Some(judgement.allowance)
         }
         (Verdict::Added, None, Some(_)) | (Verdict::Removed, Some(_), None) => None,
         (verdict, _, _) => {
-            return Err(format!(
+            return Err(Refusal::new(format!(
                 "{:?} does not go with the figures",
                 verdict.label()
-            ))
+            )))
         }
     };
     if figure.allowance != allowance {
-        return Err("the allowance disagrees with the threshold".to_owned());
+        return Err(Refusal::new("the allowance disagrees with the threshold"));
     }
     Ok(())
 }
@@ -204,16 +245,16 @@ fn harness(harness: &HarnessDiff) -> Result<(), Refusal> {
     harness
         .threshold
         .validate()
-        .map_err(|problem| problem.to_string())?;
+        .map_err(|problem| Refusal::new(problem.to_string()))?;
     let expected = match (harness.verdict, harness.base, harness.head) {
         (Verdict::Judged(change), Some(base), Some(head)) => {
             let judgement = judge(base, head, harness.threshold);
             if judgement.change != change {
-                return Err(format!(
+                return Err(Refusal::new(format!(
                     "the verdict {:?} is not what {base} -> {head} gives ({})",
                     harness.verdict.label(),
                     judgement.change.label()
-                ));
+                )));
             }
             // Both are below 2^63, so the difference fits an i64.
             (
@@ -222,19 +263,24 @@ fn harness(harness: &HarnessDiff) -> Result<(), Refusal> {
                 change.is_significant(),
             )
         }
-        (Verdict::Judged(_), _, _) => return Err("a judged harness lacks a count".to_owned()),
+        (Verdict::Judged(_), _, _) => return Err(Refusal::new("a judged harness lacks a count")),
         (Verdict::Added, None, Some(_))
         | (Verdict::Removed, Some(_), None)
         | (Verdict::Failed, _, _) => (None, None, false),
         (verdict, _, _) => {
-            return Err(format!("{:?} does not go with the counts", verdict.label()))
+            return Err(Refusal::new(format!(
+                "{:?} does not go with the counts",
+                verdict.label()
+            )))
         }
     };
     if (harness.delta, harness.allowance, harness.significant) != expected {
-        return Err("delta, allowance or significance disagree with the counts".to_owned());
+        return Err(Refusal::new(
+            "delta, allowance or significance disagree with the counts",
+        ));
     }
     if harness.verdict == Verdict::Failed && harness.error.is_none() {
-        return Err("a failed harness has no error".to_owned());
+        return Err(Refusal::new("a failed harness has no error"));
     }
     if let Some(error) = &harness.error {
         text("the error", error, MAX_MESSAGE)?;
@@ -242,17 +288,17 @@ fn harness(harness: &HarnessDiff) -> Result<(), Refusal> {
     if let Some(path) = &harness.annotated_diff {
         text("the annotated diff's path", path, 512)?;
         if !limits::is_contained(std::path::Path::new(path)) {
-            return Err("the annotated diff's path leaves the project".to_owned());
+            return Err(Refusal::new("the annotated diff's path leaves the project"));
         }
     }
     if let Some(path) = &harness.flame_graph {
         text("the flame graph's path", path, 512)?;
         if !limits::is_contained(std::path::Path::new(path)) {
-            return Err("the flame graph's path leaves the project".to_owned());
+            return Err(Refusal::new("the flame graph's path leaves the project"));
         }
     }
     if harness.functions.len() > MAX_FUNCTIONS {
-        return Err(format!("more than {MAX_FUNCTIONS} functions"));
+        return Err(Refusal::new(format!("more than {MAX_FUNCTIONS} functions")));
     }
     for function in &harness.functions {
         text("a function name", &function.function, MAX_NAME)?;
@@ -265,15 +311,15 @@ fn harness(harness: &HarnessDiff) -> Result<(), Refusal> {
             signed(what, value)?;
         }
         if function.head.checked_sub(function.base) != Some(function.delta) {
-            return Err(format!(
+            return Err(Refusal::new(format!(
                 "{}: the delta is not head minus base",
                 function.function.chars().take(80).collect::<String>()
-            ));
+            )));
         }
     }
     figures(harness)?;
     if harness.origins.len() > 16 {
-        return Err("more origins than there are".to_owned());
+        return Err(Refusal::new("more origins than there are"));
     }
     for origin in &harness.origins {
         signed("an origin's delta", origin.delta)?;
@@ -306,9 +352,27 @@ mod tests {
         forged.fingerprints = Some(crate::diff::report::SideFingerprints { base, head });
         let refusal = check(&forged).expect_err("a flood of a compiler name");
         assert!(
-            refusal.starts_with("the head side's fingerprint field `rustc`"),
+            refusal
+                .to_string()
+                .starts_with("the head side's fingerprint field `rustc`"),
             "{refusal}"
         );
+    }
+
+    #[test]
+    fn a_refusal_says_where_outermost_first() {
+        let refusal = Refusal::new("the verdict is not what 1 -> 2 gives")
+            .within("instructions")
+            .within("a::b");
+        assert_eq!(
+            refusal.to_string(),
+            "a::b: instructions: the verdict is not what 1 -> 2 gives"
+        );
+        let mut forged = report(vec![compared(100, 200)], vec![]);
+        forged.harnesses[0].delta = Some(0);
+        let refusal = check(&forged).expect_err("a forged delta");
+        assert_eq!(refusal.at, ["a::b"]);
+        assert!(refusal.why.contains("disagree"), "{refusal}");
     }
 
     #[test]
@@ -322,7 +386,7 @@ mod tests {
         let forge = |change: &dyn Fn(&mut DiffReport), expected: &str| {
             let mut forged = report(vec![compared(1_000_000, 1_100_000)], vec![]);
             change(&mut forged);
-            let refusal = check(&forged).expect_err(expected);
+            let refusal = check(&forged).expect_err(expected).to_string();
             assert!(refusal.contains(expected), "{expected:?} in {refusal:?}");
         };
         forge(

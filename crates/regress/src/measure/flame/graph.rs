@@ -47,11 +47,7 @@ impl CallGraph {
         // The cost follows the positions (`instr line` or `line`).
         let mut positions = Positions::default();
         for (number, line) in text.lines().enumerate() {
-            let bad = |problem: LineProblem| DumpLineError {
-                number: number + 1,
-                problem,
-                text: line.to_owned(),
-            };
+            let bad = DumpLineError::on_line(number, line);
             if let Some(value) = line.strip_prefix("positions:") {
                 positions = Positions::parse(value).map_err(bad)?;
             } else if let Some(value) = line.strip_prefix("fn=") {
