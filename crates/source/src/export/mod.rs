@@ -100,12 +100,7 @@ pub fn export(
     dirs: &SourceDirs,
     options: &Options,
 ) -> Result<Export, SourceError> {
-    let mut exported = export_keyed(checkout, revision, dirs, options)?;
-    if exported.key.starts_with(live::PREFIX) {
-        let folder = live::name(checkout.root());
-        exported.tree = mirror_into(&exported, checkout, dirs, &folder)?;
-    }
-    Ok(exported)
+    export_placed(checkout, revision, dirs, options, false)
 }
 
 /// [`export`] for a walk over many commits (a bisect, a history): a
@@ -127,11 +122,26 @@ pub fn export_for_walk(
     dirs: &SourceDirs,
     options: &Options,
 ) -> Result<Export, SourceError> {
+    export_placed(checkout, revision, dirs, options, true)
+}
+
+/// The export of `revision`, built from the live folder when it is a
+/// working tree with changes, else from the commit folder when `walk`
+/// says so, else from the folder of its key.
+fn export_placed(
+    checkout: &Checkout,
+    revision: &Revision,
+    dirs: &SourceDirs,
+    options: &Options,
+    walk: bool,
+) -> Result<Export, SourceError> {
     let mut exported = export_keyed(checkout, revision, dirs, options)?;
     let folder = if exported.key.starts_with(live::PREFIX) {
         live::name(checkout.root())
-    } else {
+    } else if walk {
         live::commits_name(checkout.root())
+    } else {
+        return Ok(exported);
     };
     exported.tree = mirror_into(&exported, checkout, dirs, &folder)?;
     Ok(exported)
