@@ -325,6 +325,26 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
         &["tls/s2n_renegotiate.c", "tls/s2n_send.c"],
         ("tls/s2n_renegotiate.c", "s2n_renegotiate"),
     );
+
+    // The same diff again: both sides' programs are kept builds (same
+    // sources, compilers and settings), so nothing is built, and the
+    // deltas are the same.
+    let (again, report_again) = diff_head_against_its_parent(&project, &spec, &s2n, &before);
+    for side in ["base", "head"] {
+        assert!(
+            again.contains(&format!("took the {side} harnesses from a kept build")),
+            "{again}"
+        );
+    }
+    let deltas = |report: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
+        report["harnesses"]
+            .as_array()
+            .expect("harnesses")
+            .iter()
+            .map(|h| (h["harness"].to_string(), h["delta"].clone()))
+            .collect()
+    };
+    assert_eq!(deltas(&report_again), deltas(&report));
 }
 
 /// The diff's blind spots are known, consider exactly `files`, and name

@@ -49,10 +49,7 @@ pub enum DiffError {
     /// The report parses, but a part of it is one the runner would not
     /// write ([`super::untrusted::check`]): a forged or damaged artifact.
     #[error("{path} is not a diff report this version of regress reads: {source}")]
-    Refused {
-        path: PathBuf,
-        source: super::untrusted::Refusal,
-    },
+    Refused { path: PathBuf, source: Refusal },
 
     /// An object of the report repeats a key ([`crate::limits::refuse_duplicate_keys`]).
     #[error("{path} is not a diff report this version of regress reads: {source}")]
@@ -129,3 +126,40 @@ impl DiffError {
         }
     }
 }
+
+/// Why a report is refused ([`super::untrusted::check`]), and where in it: the reason and the parts of
+/// the report around it, outermost first (`s2n_tls::x: instructions: the
+/// verdict "regressed" is not what 100 -> 99 gives`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The parts of the report around the reason, outermost first.
+    pub at: Vec<String>,
+    /// The reason.
+    pub why: String,
+}
+
+impl Refusal {
+    pub(super) fn new(why: impl Into<String>) -> Refusal {
+        Refusal {
+            at: Vec::new(),
+            why: why.into(),
+        }
+    }
+
+    /// The same refusal, inside the part `part` of the report.
+    pub(super) fn within(mut self, part: impl Into<String>) -> Refusal {
+        self.at.insert(0, part.into());
+        self
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for part in &self.at {
+            write!(f, "{part}: ")?;
+        }
+        f.write_str(&self.why)
+    }
+}
+
+impl std::error::Error for Refusal {}

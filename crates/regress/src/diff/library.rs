@@ -34,13 +34,14 @@ use std::time::{Duration, Instant};
 
 use regress_source::features::check_coverage;
 use regress_source::{
-    build_harnesses, export, Checkout, Options, PatchSet, Revision as SourceRevision,
-    RevisionRequest, ScratchWorkspace, Side as SourceSide, SourceDirs,
+    export, Checkout, Options, PatchSet, Revision as SourceRevision, RevisionRequest,
+    ScratchWorkspace, Side as SourceSide, SourceDirs,
 };
 
 use super::assemble::{self, Commits, SideBuild};
 use super::error::DiffError;
 use super::interrupt;
+use super::kept::{keep, PatchedSide};
 use super::pipeline::choose;
 use super::report::DiffReport;
 use super::scratch::{begin, target_dir, RemoveOnDrop};
@@ -51,7 +52,7 @@ use crate::coverage::{BlindSpots, Scope};
 use crate::measure::valgrind::Valgrind;
 use crate::program::Commit;
 use crate::program::Side;
-use crate::program::{self, isolation, Isolation, LibraryCheckout, MeasurementCache, PROGRAM};
+use crate::program::{isolation, Isolation, LibraryCheckout, MeasurementCache, PROGRAM};
 use crate::report::events::{DiffStep, Event, Listener};
 use crate::workspace::Workspace;
 use crate::Runner;
@@ -331,24 +332,27 @@ impl LibraryPlan {
             Isolation::Renamed(config) => config,
             Isolation::NeedsOwnTargetDir { .. } => Vec::new(),
         };
-        let built = build_harnesses(&scratch, dirs, target_dir, &extra, &self.options)?;
+        let patched = PatchedSide::new(&scratch, dirs, target_dir, &extra, &self.options, key)?;
+        let kept = keep(&patched, target_dir, key)?;
         interrupt::check()?;
         let copy = bin_dir
             .join(format!("{side}-{}", short_key(key)))
             .join(PROGRAM);
         std::fs::create_dir_all(bin_dir.join(format!("{side}-{}", short_key(key))))
             .map_err(|source| DiffError::io("create the folder", bin_dir, source))?;
-        std::fs::copy(&built.program, &copy)
+        std::fs::copy(&kept.program, &copy)
             .map_err(|source| DiffError::io("copy the measured program to", &copy, source))?;
-        let names = program::list(&copy)?;
+        let names = kept.names;
         listener.event(Event::Diff(DiffStep::Built {
             side: side.name(),
             elapsed: started.elapsed(),
             harnesses: names.len(),
-            kept: false,
+            kept: kept.cached,
         }));
+        // The library versions of the fingerprint come from the lock the
+        // program was built with, kept beside it.
         let runner = Runner::new(
-            Workspace::new(scratch.root()).with_cpu(self.workspace.cpu()),
+            Workspace::new(&kept.dir).with_cpu(self.workspace.cpu()),
             valgrind.clone(),
             timeout,
         )?

@@ -38,6 +38,7 @@ pub mod assemble;
 pub mod bmf;
 pub mod error;
 pub mod interrupt;
+mod kept;
 pub mod library;
 pub mod pipeline;
 pub mod render;

@@ -35,19 +35,18 @@ use std::time::{Duration, Instant};
 use super::assemble::{self, Commits, SideBuild};
 use super::error::DiffError;
 use super::interrupt;
+use super::kept::{keep, WorktreeSide};
 use super::report::DiffReport;
 use super::scratch::{begin, target_dir, RemoveOnDrop};
 use super::shard::Shard;
 use crate::coverage::blind::Revision;
 use crate::coverage::Scope;
 use crate::measure::valgrind::Valgrind;
-use crate::program::revision::inputs::BuildInputs;
-use crate::program::revision::{cache::ProgramCache, Built, DoesNotBuild, Program};
 use crate::program::Commit;
 use crate::program::Repo;
 use crate::program::Side;
 use crate::program::{self, PROGRAM};
-use crate::program::{build_harness_tests, isolation, BuildSpec, Isolation};
+use crate::program::{isolation, BuildSpec, Isolation};
 use crate::report::events::{DiffStep, Event, Listener};
 use crate::workspace::Workspace;
 use crate::Runner;
@@ -194,7 +193,7 @@ impl Plan {
             });
             let started = Instant::now();
             let copy_to = bin_dir.0.join(&name).join(PROGRAM);
-            let kept = build_or_keep(&BuildSpec {
+            let side_build = WorktreeSide::new(BuildSpec {
                 side,
                 commit: &revision.commit,
                 worktree: worktree.path(),
@@ -202,6 +201,7 @@ impl Plan {
                 config: &config,
                 copy_to: &copy_to,
             })?;
+            let kept = keep(&side_build, &target_dir, &revision.commit)?;
             interrupt::check()?;
             let folder = bin_dir.0.join(&name);
             std::fs::create_dir_all(&folder)
@@ -332,138 +332,4 @@ pub(super) fn choose(
         }
         None => selected,
     })
-}
-
-/// What a kept build's key holds besides the files: the settings of the
-/// build (the isolation's cargo arguments) and every environment variable
-/// that changes what cargo, rustc or a C compiler makes ([`builds_with`]).
-const KEY_KIND: &str = "regress diff: this workspace";
-
-/// How many of a target folder's kept builds stay: a program is tens of
-/// megabytes, and a runner whose target folder is kept would otherwise
-/// grow by two of them for every pull request.
-const MAX_KEPT_BUILDS: usize = 8;
-
-/// One side's measured program, from the builds kept in its cargo target
-/// folder (`<target>/regress/programs/<key>/`), else built by
-/// [`build_harness_tests`] and kept there.
-///
-/// The key is the content of every file of the side's worktree that can
-/// reach the program (not its commit: a base shared by many pull requests,
-/// or a head that only changed documents, is built once), the compilers as
-/// they run there, the isolation's cargo arguments and the environment of
-/// the build. Builds are deterministic (the same inputs give the same
-/// bytes), so a kept program is the one a build would make; its
-/// measurements are then kept too ([`crate::program::MeasurementCache`]).
-/// The shards of one pull request on a runner that keeps its target folder
-/// (`CARGO_TARGET_DIR`, or `actions/cache` of `target/`), and the second
-/// run of a diff, build nothing.
-fn build_or_keep(spec: &BuildSpec<'_>) -> Result<Program, DiffError> {
-    let inputs = BuildInputs::compilers(spec.worktree)?.with_workspace(spec.worktree)?;
-    let environment = builds_with(std::env::vars_os());
-    let config = spec.config.join("\n");
-    let mut parts = vec![KEY_KIND, config.as_str()];
-    parts.extend(environment.iter().map(String::as_str));
-    let key = inputs.key(&parts);
-    let cache = ProgramCache::new(&spec.target_dir.join("regress"));
-    let built = cache.get_or_build(&key, spec.commit, |staging| {
-        build_harness_tests(&BuildSpec {
-            copy_to: &staging.join(PROGRAM),
-            ..*spec
-        })?;
-        let lock = spec.worktree.join("Cargo.lock");
-        let kept = staging.join("Cargo.lock");
-        std::fs::copy(&lock, &kept)
-            .map_err(|source| crate::program::RevisionError::io("copy", &lock, source))?;
-        Ok(Ok::<(), DoesNotBuild>(()))
-    })?;
-    cache.keep_only_the_newest(&built, MAX_KEPT_BUILDS);
-    match built {
-        Built::Program(program) => Ok(program),
-        // Never kept by this function (a failed build is an error); an
-        // entry that says so was written by something else.
-        Built::DoesNotBuild { .. } => Err(DiffError::KeptBuild(Box::new(
-            crate::program::RevisionError::Cache {
-                dir: cache.entry(&key),
-            },
-        ))),
-    }
-}
-
-/// The environment variables, as `NAME=value` and sorted, that change what
-/// a build makes: cargo's and rustc's (`CARGO_*` but where it writes and
-/// how it prints, `RUSTFLAGS`, `RUSTC`, `RUSTUP_TOOLCHAIN`, ...), the C
-/// compilers' (`CC`, `CFLAGS`, their per-target forms), and the TLS
-/// libraries' build scripts' (`AWS_LC_*`, `OPENSSL_*`, `S2N_*`).
-fn builds_with(
-    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
-) -> Vec<String> {
-    const PREFIXES: [&str; 12] = [
-        "CARGO_", "RUST", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "AR",
-        "AWS_LC_", "OPENSSL_", "S2N_",
-    ];
-    const NOT: [&str; 4] = [
-        "CARGO_TARGET_DIR",
-        "CARGO_TERM_",
-        "CARGO_HOME",
-        "CARGO_MAKEFLAGS",
-    ];
-    let mut found: Vec<String> = vars
-        .filter_map(|(name, value)| {
-            let name = name.into_string().ok()?;
-            // The variables of a `cargo run`/`cargo test` around the runner
-            // never reach its builds (`program::cargo_command`).
-            let counts = PREFIXES.iter().any(|p| name.starts_with(p))
-                && !NOT.iter().any(|p| name.starts_with(p))
-                && !program::set_by_cargo_run(&name);
-            counts.then(|| format!("{name}={}", value.to_string_lossy()))
-        })
-        .collect();
-    found.sort();
-    found
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kept_build_is_keyed_by_what_changes_a_build_only() {
-        let vars = |pairs: &[(&str, &str)]| {
-            builds_with(
-                pairs
-                    .iter()
-                    .map(|(name, value)| ((*name).into(), (*value).into()))
-                    .collect::<Vec<_>>()
-                    .into_iter(),
-            )
-        };
-        assert_eq!(
-            vars(&[
-                ("RUSTFLAGS", "-Ctarget-cpu=native"),
-                ("CARGO_PROFILE_TEST_OPT_LEVEL", "1"),
-                ("CC", "gcc"),
-                ("CFLAGS_x86_64_unknown_linux_gnu", "-O1"),
-                ("OPENSSL_DIR", "/opt/ssl"),
-                ("AWS_LC_SYS_CMAKE_BUILDER", "1"),
-                ("HOME", "/root"),
-                ("PATH", "/usr/bin"),
-                ("CARGO_TARGET_DIR", "/t"),
-                ("CARGO_TERM_COLOR", "always"),
-                ("CARGO_HOME", "/c"),
-                ("REGRESS_VALGRIND", "/v"),
-                ("CARGO_PKG_NAME", "regress"),
-                ("CARGO_MANIFEST_PATH", "/w/Cargo.toml"),
-                ("CARGO_TARGET_TMPDIR", "/w/target/tmp"),
-            ]),
-            [
-                "AWS_LC_SYS_CMAKE_BUILDER=1",
-                "CARGO_PROFILE_TEST_OPT_LEVEL=1",
-                "CC=gcc",
-                "CFLAGS_x86_64_unknown_linux_gnu=-O1",
-                "OPENSSL_DIR=/opt/ssl",
-                "RUSTFLAGS=-Ctarget-cpu=native",
-            ]
-        );
-    }
 }

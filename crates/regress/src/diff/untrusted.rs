@@ -13,6 +13,7 @@
 
 use std::collections::BTreeSet;
 
+use super::error::Refusal;
 use super::report::DiffReport;
 use crate::compare::{FigureDiff, MAX_FRAMES, MAX_SITES};
 use crate::compare::{HarnessDiff, Verdict};
@@ -32,41 +33,6 @@ const MAX_PROBLEMS: usize = 100;
 const MAX_REF: usize = 256;
 const MAX_NAME: usize = 4_096;
 const MAX_MESSAGE: usize = 16_384;
-
-/// Why a report is refused, and where in it: the reason and the parts of
-/// the report around it, outermost first (`s2n_tls::x: instructions: the
-/// verdict "regressed" is not what 100 -> 99 gives`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    at: Vec<String>,
-    why: String,
-}
-
-impl Refusal {
-    fn new(why: impl Into<String>) -> Refusal {
-        Refusal {
-            at: Vec::new(),
-            why: why.into(),
-        }
-    }
-
-    /// The same refusal, inside the part `part` of the report.
-    fn within(mut self, part: impl Into<String>) -> Refusal {
-        self.at.insert(0, part.into());
-        self
-    }
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for part in &self.at {
-            write!(f, "{part}: ")?;
-        }
-        f.write_str(&self.why)
-    }
-}
-
-impl std::error::Error for Refusal {}
 
 /// Checks every part of `report` that parsing does not.
 pub fn check(report: &DiffReport) -> Result<(), Refusal> {
