@@ -55,7 +55,7 @@ fn diff_head_against_its_parent(
     spec: &str,
     library: &Path,
     before: &Snapshot,
-) -> (String, serde_json::Value) {
+) -> (String, String, serde_json::Value) {
     let target = target_dir();
     let mut args = vec![
         "diff",
@@ -80,7 +80,7 @@ fn diff_head_against_its_parent(
         Some(EXIT_REGRESSED),
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    (stdout.into_owned(), report(project))
+    (stdout.into_owned(), stderr.into_owned(), report(project))
 }
 
 /// Paths other than the record paths whose counted run writes a few
@@ -260,7 +260,7 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
     let before = Snapshot::take(&s2n);
 
     let spec = format!("s2n-tls={}", s2n.display());
-    let (stdout, report) = diff_head_against_its_parent(&project, &spec, &s2n, &before);
+    let (stdout, _, report) = diff_head_against_its_parent(&project, &spec, &s2n, &before);
     let harnesses = only_measured(
         &report,
         "s2n_tls::",
@@ -329,11 +329,11 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
     // The same diff again: both sides' programs are kept builds (same
     // sources, compilers and settings), so nothing is built, and the
     // deltas are the same.
-    let (again, report_again) = diff_head_against_its_parent(&project, &spec, &s2n, &before);
+    let (_, progress, report_again) = diff_head_against_its_parent(&project, &spec, &s2n, &before);
     for side in ["base", "head"] {
         assert!(
-            again.contains(&format!("took the {side} harnesses from a kept build")),
-            "{again}"
+            progress.contains(&format!("took the {side} harnesses from a kept build")),
+            "{progress}"
         );
     }
     let deltas = |report: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
