@@ -27,7 +27,7 @@ use super::error::DiffError;
 use crate::program;
 use crate::program::revision::inputs::BuildInputs;
 use crate::program::revision::{
-    self, cache::ProgramCache, Builder, Built, DoesNotBuild, Program, RevisionError,
+    self, cache::fill, cache::ProgramCache, Builder, Built, DoesNotBuild, Program, RevisionError,
 };
 use crate::program::{build_harness_tests, BuildSpec, PROGRAM};
 
@@ -92,14 +92,16 @@ impl Builder for WorktreeSide<'_> {
         _revision: &str,
         into: &Path,
     ) -> Result<Result<(), DoesNotBuild>, RevisionError> {
+        // It copies the program into `into` itself.
         build_harness_tests(&BuildSpec {
             copy_to: &into.join(PROGRAM),
             ..self.spec
         })?;
-        copy(
-            &self.spec.worktree.join("Cargo.lock"),
-            &into.join("Cargo.lock"),
-        )?;
+        let (lock, kept) = (
+            self.spec.worktree.join("Cargo.lock"),
+            into.join("Cargo.lock"),
+        );
+        std::fs::copy(&lock, &kept).map_err(|source| RevisionError::io("copy", &kept, source))?;
         Ok(Ok(()))
     }
 }
@@ -171,10 +173,10 @@ impl Builder for PatchedSide<'_> {
             self.config,
             self.options,
         )?;
-        copy(&built.program, &into.join(PROGRAM))?;
-        copy(
+        fill(
+            into,
+            &built.program,
             &self.scratch.root().join("Cargo.lock"),
-            &into.join("Cargo.lock"),
         )?;
         Ok(Ok(()))
     }
@@ -186,12 +188,6 @@ fn key(inputs: &BuildInputs, parts: &[&str]) -> String {
     let mut all = parts.to_vec();
     all.extend(environment.iter().map(String::as_str));
     inputs.key(&all)
-}
-
-fn copy(from: &Path, to: &Path) -> Result<(), RevisionError> {
-    std::fs::copy(from, to)
-        .map(|_| ())
-        .map_err(|source| RevisionError::io("copy", from, source))
 }
 
 /// The environment variables, as `NAME=value` and sorted, that change what

@@ -178,6 +178,16 @@ impl ProgramCache {
     }
 }
 
+/// Puts a build's `program` and the `lock` it was built with into `into`,
+/// the folder a [`super::Builder::build`] fills: the two files of an entry.
+pub fn fill(into: &Path, program: &Path, lock: &Path) -> Result<(), RevisionError> {
+    for (from, name) in [(program, PROGRAM), (lock, "Cargo.lock")] {
+        let to = into.join(name);
+        std::fs::copy(from, &to).map_err(|source| RevisionError::io("copy", &to, source))?;
+    }
+    Ok(())
+}
+
 /// The entry in `dir`, if it is complete and well formed.
 fn read(dir: &Path) -> Option<Built> {
     let text = crate::limits::read_capped(&dir.join(RECORD), crate::limits::MAX_SMALL_FILE).ok()?;

@@ -14,10 +14,10 @@ use regress_source::{
     SourceDirs, SourceError,
 };
 
+use super::cache::fill;
 use super::error::{DoesNotBuild, RevisionError};
 use super::inputs::BuildInputs;
 use super::Builder;
-use crate::program::PROGRAM;
 use crate::program::{isolation, Isolation};
 
 /// Builds commits of one library checkout.
@@ -102,8 +102,7 @@ impl Builder for LibraryRevisions {
         crate::process::check()?;
         match built {
             Ok(Ok((program, lock))) => {
-                copy(&program, &into.join(PROGRAM))?;
-                copy(&lock, &into.join("Cargo.lock"))?;
+                fill(into, &program, &lock)?;
                 Ok(Ok(()))
             }
             Ok(Err(not_covered)) => Ok(Err(DoesNotBuild::NotCovered(not_covered))),
@@ -130,10 +129,4 @@ pub(super) fn does_not_build(error: &SourceError) -> bool {
             | SourceError::Build { .. }
             | SourceError::NoExecutable { .. }
     )
-}
-
-pub(super) fn copy(from: &Path, to: &Path) -> Result<(), RevisionError> {
-    std::fs::copy(from, to)
-        .map(|_| ())
-        .map_err(|error| RevisionError::io("copy", to, error))
 }

@@ -18,11 +18,11 @@ use regress_source::features::Coverage;
 use regress_source::process::{self as source_process, RunOptions};
 use regress_source::{build_harnesses, Library, Options, ScratchWorkspace, SourceDirs};
 
+use super::cache::fill;
 use super::error::{DoesNotBuild, RevisionError};
 use super::inputs::BuildInputs;
-use super::library::{copy, does_not_build};
+use super::library::does_not_build;
 use super::Builder;
-use crate::program::PROGRAM;
 use crate::program::{isolation, Isolation};
 
 /// Builds published versions of one library.
@@ -189,8 +189,7 @@ impl Builder for PublishedVersions {
             }
             Err(error) => return Err(error.into()),
         };
-        copy(&built.program, &into.join(PROGRAM))?;
-        copy(&scratch.root().join("Cargo.lock"), &into.join("Cargo.lock"))?;
+        fill(into, &built.program, &scratch.root().join("Cargo.lock"))?;
         Ok(Ok(()))
     }
 }

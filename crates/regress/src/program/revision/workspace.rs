@@ -22,11 +22,12 @@ use std::time::Duration;
 use regress_source::git::Git;
 use regress_source::process::Limits;
 
+use super::cache::fill;
 use super::error::{DoesNotBuild, RevisionError, GIT_DETAIL_LINES};
 use super::inputs::BuildInputs;
 use super::Builder;
 use crate::process;
-use crate::program::{self, BuildRequest, PROGRAM};
+use crate::program::{self, BuildRequest};
 
 /// How long one git command on the clone may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -123,13 +124,7 @@ impl Builder for WorkspaceRevisions {
             Err(program::BuildError::Process(error)) => return Err(error.into()),
             Err(error) => return Ok(Err(DoesNotBuild::Program(error))),
         };
-        for (from, name) in [
-            (program, PROGRAM),
-            (self.clone.join("Cargo.lock"), "Cargo.lock"),
-        ] {
-            let to = into.join(name);
-            std::fs::copy(&from, &to).map_err(|source| RevisionError::io("copy", &to, source))?;
-        }
+        fill(into, &program, &self.clone.join("Cargo.lock"))?;
         Ok(Ok(()))
     }
 }
