@@ -38,7 +38,7 @@ const EXIT_ERROR: i32 = 2;
 use serde_json::json;
 use spin::{rustls_with_a_spin, s2n_tls_with_a_spin, RUSTLS_SPIN_FUNCTION, SPIN, SPIN_FUNCTION};
 use support::workflow::{pull_request, workflow, workflow_run, workflow_runner, Conclusion};
-use support::{project, regress, target_dir, valgrind_or_skip};
+use support::{assert_kept_and_the_same, project, regress, target_dir, valgrind_or_skip};
 
 fn report(project: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(project.join("perf_outputs/diff/report.json"))
@@ -330,21 +330,7 @@ fn s2n_tls_from_its_repository_finds_exactly_the_spin() {
     // sources, compilers and settings), so nothing is built, and the
     // deltas are the same.
     let (_, progress, report_again) = diff_head_against_its_parent(&project, &spec, &s2n, &before);
-    for side in ["base", "head"] {
-        assert!(
-            progress.contains(&format!("took the {side} harnesses from a kept build")),
-            "{progress}"
-        );
-    }
-    let deltas = |report: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
-        report["harnesses"]
-            .as_array()
-            .expect("harnesses")
-            .iter()
-            .map(|h| (h["harness"].to_string(), h["delta"].clone()))
-            .collect()
-    };
-    assert_eq!(deltas(&report_again), deltas(&report));
+    assert_kept_and_the_same(&progress, &report, &report_again);
 }
 
 /// The diff's blind spots are known, consider exactly `files`, and name

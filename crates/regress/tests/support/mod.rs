@@ -204,3 +204,28 @@ pub fn project_with_calibration_change() -> (tempfile::TempDir, PathBuf) {
     );
     (dir, repo)
 }
+
+/// Checks a diff run a second time on the same sources: its progress
+/// (`stderr`) says both sides' programs came from kept builds, and its
+/// report has the same delta for every harness as the first run's.
+pub fn assert_kept_and_the_same(
+    stderr: &str,
+    first: &serde_json::Value,
+    again: &serde_json::Value,
+) {
+    for side in ["base", "head"] {
+        assert!(
+            stderr.contains(&format!("took the {side} harnesses from a kept build")),
+            "{stderr}"
+        );
+    }
+    let deltas = |report: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
+        report["harnesses"]
+            .as_array()
+            .expect("harnesses")
+            .iter()
+            .map(|h| (h["harness"].to_string(), h["delta"].clone()))
+            .collect()
+    };
+    assert_eq!(deltas(again), deltas(first));
+}
