@@ -9,7 +9,7 @@
 use regress_measure::program::AnyHarness;
 use regress_measure::{Harness, HarnessError};
 
-use crate::paths::Path;
+use crate::paths::{NoHarness, Path};
 
 /// Instructions in one iteration of [`spin`]'s loop.
 pub const INSTRUCTIONS_PER_ITERATION: u64 = 3;
@@ -47,10 +47,10 @@ impl Harness for Spin {
 }
 
 /// The harness of a `spin_*` path.
-pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
+pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, NoHarness> {
     match *path {
         Path::Spin { iterations, .. } => Ok(Box::new(Spin { iterations })),
-        _ => Err("calibration measures its loop only".into()),
+        _ => Err(NoHarness::OnlyLoop),
     }
 }
 

@@ -375,11 +375,6 @@ fn binder_check_needs_the_tampered_binder<L: Victim>() {
     let attack = harness.setup().expect("setup");
     let fresh = harness.prepare(&attack).expect("prepare");
     let served = harness.run(&attack, fresh).expect("run");
-    eprintln!(
-        "DBG {:?} {:?}",
-        served.outcome,
-        wire::reply(&L::attacker(&served.fresh).incoming_bytes())
-    );
     harness.check(&attack, &served).expect("refused");
     let mut fresh = L::fresh(&attack.configs).expect("fresh");
     let flight = L::resumption_flight(&attack.configs).expect("a resumption");

@@ -20,8 +20,8 @@ use regress_measure::program::{AnyHarness, Entry};
 
 use crate::common::pins::{Cipher, TlsVersion};
 use crate::paths::{
-    Aead, Benchmark, Direction, Feature, Handshake, Hostile, InvalidPath, Library, Path, Record,
-    Resumption, NAME_CAPACITY,
+    Aead, Benchmark, Direction, Feature, Handshake, Hostile, InvalidPath, Library, NoHarness, Path,
+    Record, Resumption, NAME_CAPACITY,
 };
 
 /// The calibration loop of `iterations`, named `spin_<label>`.
@@ -179,7 +179,7 @@ pub fn benchmarks() -> impl Iterator<Item = Benchmark> + Clone {
 }
 
 /// The harness of `benchmark`, or why its library cannot run its path.
-fn harness(benchmark: &Benchmark) -> Result<Box<dyn AnyHarness>, String> {
+fn harness(benchmark: &Benchmark) -> Result<Box<dyn AnyHarness>, NoHarness> {
     let path = &benchmark.path;
     match benchmark.library {
         Library::S2nTls => crate::s2n_tls::harness(path),
@@ -247,7 +247,7 @@ pub enum ListError {
     /// Path data that names no path.
     InvalidPath { name: String, source: InvalidPath },
     /// A library that cannot run its path, and why.
-    CannotRun { name: String, why: String },
+    CannotRun { name: String, why: NoHarness },
 }
 
 impl fmt::Display for ListError {

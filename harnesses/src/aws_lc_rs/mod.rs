@@ -16,12 +16,12 @@ mod vectors;
 
 use regress_measure::program::AnyHarness;
 
-use crate::paths::Path;
+use crate::paths::{NoHarness, Path};
 
 /// The harness of `path`, or why aws-lc-rs has none.
-pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
+pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, NoHarness> {
     match *path {
         Path::Aead(aead) => Ok(Box::new(aead::AeadCalls(aead))),
-        _ => Err("aws-lc-rs is measured on raw AEAD calls only".into()),
+        _ => Err(NoHarness::OnlyAead),
     }
 }

@@ -10,7 +10,7 @@ use super::tls::OpenSsl;
 use super::transport::Pair;
 use crate::common::error::{ensure, Context as _};
 use crate::common::transport::{Endpoint, MAX_HANDSHAKE_ROUNDS};
-use crate::tls::hostile::Victim;
+use crate::tls::hostile::{ServeError, Victim};
 
 impl Victim for OpenSsl {
     fn attacker(pair: &Pair) -> &Endpoint {
@@ -20,7 +20,7 @@ impl Victim for OpenSsl {
     /// The server's `SSL_do_handshake` until it has read the whole flight
     /// and wants to read more (OpenSSL writes its answer, or its alert,
     /// inside the call), or fails.
-    fn serve(pair: &mut Pair) -> Result<(), String> {
+    fn serve(pair: &mut Pair) -> Result<(), ServeError> {
         for _ in 0..MAX_HANDSHAKE_ROUNDS {
             match pair.server.do_handshake() {
                 Err(error) if error.code() == ErrorCode::WANT_READ => {
@@ -28,13 +28,13 @@ impl Victim for OpenSsl {
                         return Ok(());
                     }
                 }
-                Err(error) => return Err(error.to_string()),
-                Ok(()) => return Err("the server finished a handshake no client made".into()),
+                Err(error) => return Err(ServeError::Library(error.to_string())),
+                Ok(()) => return Err(ServeError::Finished),
             }
         }
-        Err(format!(
-            "the server left the flight unread after {MAX_HANDSHAKE_ROUNDS} calls"
-        ))
+        Err(ServeError::Unread {
+            calls: MAX_HANDSHAKE_ROUNDS,
+        })
     }
 
     /// A full handshake of the default contexts, the client reading its

@@ -71,12 +71,12 @@ use regress_measure::program::AnyHarness;
 pub use self::system::supports_mlkem;
 
 use self::tls::OpenSsl;
-use crate::paths::Path;
+use crate::paths::{NoHarness, Path};
 use crate::tls::handshake::FullHandshake;
 use crate::tls::record::Records;
 
 /// The harness of `path`, or why OpenSSL has none.
-pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
+pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, NoHarness> {
     Ok(match *path {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
         Path::Handshake(handshake) if handshake.resumption.is_some() => {
@@ -90,8 +90,8 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
         Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<OpenSsl>::new()),
-        Path::Feature(_) => return Err(crate::s2n_tls::features::ONLY_S2N_TLS.into()),
+        Path::Feature(_) => return Err(NoHarness::OnlyS2nTls),
         Path::Hostile(input) => crate::tls::hostile::harness::<OpenSsl>(input),
-        Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
+        Path::Aead(_) | Path::Spin { .. } => return Err(NoHarness::NotTls),
     })
 }

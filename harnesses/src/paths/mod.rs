@@ -224,6 +224,42 @@ impl fmt::Display for InvalidPath {
 
 impl std::error::Error for InvalidPath {}
 
+/// Why a library has no harness for a path: the path is not of its kind, or
+/// the library cannot pin what the path pins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoHarness {
+    /// An AEAD call or the calibration loop, not a TLS connection's path.
+    NotTls,
+    /// A feature path: s2n-tls's alone.
+    OnlyS2nTls,
+    /// aws-lc-rs is measured on raw AEAD calls only.
+    OnlyAead,
+    /// The calibration library measures its loop only.
+    OnlyLoop,
+    /// s2n-tls's crate has no standalone X.509 API.
+    NoX509Api,
+    /// A harness written for rustls 0.23's API only.
+    NotYetRustls024,
+    /// The library cannot pin what the path pins, and why.
+    Unpinnable(&'static str),
+}
+
+impl fmt::Display for NoHarness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NoHarness::NotTls => "not a TLS path",
+            NoHarness::OnlyS2nTls => "the feature paths are measured on s2n-tls only",
+            NoHarness::OnlyAead => "aws-lc-rs is measured on raw AEAD calls only",
+            NoHarness::OnlyLoop => "calibration measures its loop only",
+            NoHarness::NoX509Api => "the s2n-tls crate has no standalone X.509 API",
+            NoHarness::NotYetRustls024 => "not yet written for rustls 0.24's API",
+            NoHarness::Unpinnable(why) => why,
+        })
+    }
+}
+
+impl std::error::Error for NoHarness {}
+
 /// A library measured on a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Benchmark {

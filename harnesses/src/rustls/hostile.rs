@@ -13,7 +13,7 @@ use super::tls::Rustls;
 use super::transport::Accepting;
 use crate::common::error::Context as _;
 use crate::common::transport::Endpoint;
-use crate::tls::hostile::Victim;
+use crate::tls::hostile::{ServeError, Victim};
 
 impl Victim for Rustls {
     fn attacker(accepting: &Accepting) -> &Endpoint {
@@ -23,15 +23,15 @@ impl Victim for Rustls {
     /// `read_tls` and `process_new_packets` until the flight is read or
     /// rustls fails, then `write_tls` of what the server queued (its
     /// flight, or its alert after a failure).
-    fn serve(accepting: &mut Accepting) -> Result<(), String> {
+    fn serve(accepting: &mut Accepting) -> Result<(), ServeError> {
         let served = accepting
             .server
             .deliver_raw(&mut accepting.server_end)
-            .map_err(|error| error.to_string());
+            .map_err(|error| ServeError::Library(error.to_string()));
         let flushed = accepting
             .server
             .flush(&mut accepting.server_end)
-            .map_err(|error| format!("writing its answer: {error}"));
+            .map_err(|error| ServeError::Writing(error.to_string()));
         served.and(flushed)
     }
 

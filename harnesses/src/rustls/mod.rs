@@ -120,15 +120,12 @@ pub mod x509;
 use regress_measure::program::AnyHarness;
 
 use self::tls::Rustls;
-use crate::paths::Path;
+use crate::paths::{NoHarness, Path};
 use crate::tls::handshake::FullHandshake;
 use crate::tls::record::Records;
 
-/// Why rustls 0.24 builds have no key_update path.
-pub const KEY_UPDATE_0_24: &str = "the key_update harness is written for rustls 0.23's API only";
-
 /// The harness of `path`, or why rustls has none.
-pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
+pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, NoHarness> {
     Ok(match *path {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
         Path::Handshake(handshake) if handshake.resumption.is_some() => {
@@ -139,23 +136,23 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
         #[cfg(not(feature = "rustls-0-24"))]
         Path::Rejected => Box::new(crate::tls::rejected::RejectedHandshake::<Rustls>::new()),
         #[cfg(feature = "rustls-0-24")]
-        Path::Rejected => return Err("not yet written for rustls 0.24's API".into()),
+        Path::Rejected => return Err(NoHarness::NotYetRustls024),
         #[cfg(not(feature = "rustls-0-24"))]
         Path::Shutdown => Box::new(crate::tls::shutdown::Shutdown::<Rustls>::new()),
         #[cfg(feature = "rustls-0-24")]
-        Path::Shutdown => return Err("not yet written for rustls 0.24's API".into()),
+        Path::Shutdown => return Err(NoHarness::NotYetRustls024),
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<Rustls>::new()),
         Path::X509Parse => Box::new(x509::X509ParseChain),
         Path::X509Verify => Box::new(x509::X509VerifyChain),
         #[cfg(not(feature = "rustls-0-24"))]
         Path::KeyUpdate => Box::new(crate::tls::key_update::KeyUpdates::<Rustls>::new()),
         #[cfg(feature = "rustls-0-24")]
-        Path::KeyUpdate => return Err(KEY_UPDATE_0_24.into()),
-        Path::Feature(_) => return Err(crate::s2n_tls::features::ONLY_S2N_TLS.into()),
+        Path::KeyUpdate => return Err(NoHarness::NotYetRustls024),
+        Path::Feature(_) => return Err(NoHarness::OnlyS2nTls),
         #[cfg(not(feature = "rustls-0-24"))]
         Path::Hostile(input) => crate::tls::hostile::harness::<Rustls>(input),
         #[cfg(feature = "rustls-0-24")]
-        Path::Hostile(_) => return Err("not yet written for rustls 0.24's API".into()),
-        Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
+        Path::Hostile(_) => return Err(NoHarness::NotYetRustls024),
+        Path::Aead(_) | Path::Spin { .. } => return Err(NoHarness::NotTls),
     })
 }

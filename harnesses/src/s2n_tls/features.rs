@@ -8,13 +8,10 @@ use regress_measure::HarnessError;
 
 use super::transport::Pair;
 use crate::common::error::Context as _;
-use crate::paths::Feature;
-
-/// Why the other libraries have no feature paths.
-pub const ONLY_S2N_TLS: &str = "the feature paths are measured on s2n-tls only";
+use crate::paths::{Feature, NoHarness};
 
 /// The harness of `feature`.
-pub fn harness(feature: Feature) -> Result<Box<dyn AnyHarness>, String> {
+pub fn harness(feature: Feature) -> Result<Box<dyn AnyHarness>, NoHarness> {
     Ok(match feature {
         Feature::ExternalPsk => Box::new(super::psk::PskHandshake),
         Feature::Serialization => Box::new(super::serialize::SerializeRoundTrip),

@@ -102,17 +102,17 @@ pub mod transport;
 use regress_measure::program::AnyHarness;
 
 use self::tls::S2nTls;
-use crate::paths::Path;
+use crate::paths::{NoHarness, Path};
 use crate::tls::handshake::FullHandshake;
 use crate::tls::key_update::KeyUpdates;
 use crate::tls::record::Records;
 
 /// The harness of `path`, or why s2n-tls has none.
-pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
+pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, NoHarness> {
     Ok(match *path {
         Path::ConfigBuild => Box::new(config_build::ConfigBuild),
         Path::Handshake(handshake) => {
-            config::policies(&handshake.profile())?;
+            config::policies(&handshake.profile()).map_err(NoHarness::Unpinnable)?;
             if handshake.resumption.is_some() {
                 Box::new(resumption::SessionResumption(handshake))
             } else {
@@ -120,18 +120,16 @@ pub fn harness(path: &Path) -> Result<Box<dyn AnyHarness>, String> {
             }
         }
         Path::Record(record) => {
-            config::policies(&record.profile())?;
+            config::policies(&record.profile()).map_err(NoHarness::Unpinnable)?;
             Box::new(Records::<S2nTls>::new(record))
         }
         Path::Rejected => Box::new(crate::tls::rejected::RejectedHandshake::<S2nTls>::new()),
         Path::Shutdown => Box::new(crate::tls::shutdown::Shutdown::<S2nTls>::new()),
         Path::Defaults => Box::new(crate::tls::defaults::DefaultHandshake::<S2nTls>::new()),
-        Path::X509Parse | Path::X509Verify => {
-            return Err("the s2n-tls crate has no standalone X.509 API".into())
-        }
+        Path::X509Parse | Path::X509Verify => return Err(NoHarness::NoX509Api),
         Path::KeyUpdate => Box::new(KeyUpdates::<S2nTls>::new()),
         Path::Feature(feature) => return features::harness(feature),
         Path::Hostile(input) => crate::tls::hostile::harness::<S2nTls>(input),
-        Path::Aead(_) | Path::Spin { .. } => return Err("not a TLS path".into()),
+        Path::Aead(_) | Path::Spin { .. } => return Err(NoHarness::NotTls),
     })
 }

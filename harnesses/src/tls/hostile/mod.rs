@@ -46,8 +46,7 @@ pub trait Victim: Defaults {
 
     /// The server's calls on everything waiting in its transport: it reads
     /// the flight and writes its answer, until it waits for more or fails.
-    /// `Err`: the library's error, in its words.
-    fn serve(fresh: &mut Self::Fresh) -> Result<(), String>;
+    fn serve(fresh: &mut Self::Fresh) -> Result<(), ServeError>;
 
     /// A real client's first flight resuming a session of `configs`'s
     /// server: a full handshake, the client reading its ticket, then a
@@ -56,6 +55,35 @@ pub trait Victim: Defaults {
         Err("this library's default server issues no tickets".into())
     }
 }
+
+/// How a victim's calls on a hostile flight ended, when not by waiting for
+/// more of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServeError {
+    /// The library failed, in its own words.
+    Library(String),
+    /// The library failed writing its answer, in its own words.
+    Writing(String),
+    /// The server finished a handshake no client made.
+    Finished,
+    /// The server still had the flight to read after this many calls.
+    Unread { calls: usize },
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Library(error) => f.write_str(error),
+            ServeError::Writing(error) => write!(f, "writing its answer: {error}"),
+            ServeError::Finished => f.write_str("the server finished a handshake no client made"),
+            ServeError::Unread { calls } => {
+                write!(f, "the server left the flight unread after {calls} calls")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
 
 /// The TLS alert a server sends on a binder that does not verify
 /// (RFC 8446 section 4.2.11).
@@ -386,7 +414,7 @@ pub struct Attack<C> {
 /// A run's result: the connection and how the server's calls ended.
 pub struct Served<F> {
     pub fresh: F,
-    pub outcome: Result<(), String>,
+    pub outcome: Result<(), ServeError>,
 }
 
 /// Checks what a server did with `input`'s flight.
@@ -394,7 +422,7 @@ pub fn check_served(
     input: Hostile,
     defaults: &Profile,
     attacker: &Endpoint,
-    outcome: &Result<(), String>,
+    outcome: &Result<(), ServeError>,
 ) -> Result<(), HarnessError> {
     let name = input.name();
     let answer = attacker.incoming_bytes();
@@ -526,14 +554,19 @@ mod tests {
         let hello = expected(Hostile::KeyShares, &defaults);
         let retry = expected(Hostile::Retry, &defaults);
         assert_ne!(hello, retry);
-        let served = |bytes: &[u8], outcome: Result<(), String>, input| {
+        let served = |bytes: &[u8], outcome: Result<(), ServeError>, input| {
             let (client, server) = crate::common::transport::connected();
             server.send(bytes).expect("answer");
             check_served(input, &defaults, &client, &outcome)
         };
         let alert = [21, 3, 3, 0, 2, 2, 47];
         assert!(served(&alert, Ok(()), Hostile::KeyShares).is_err());
-        assert!(served(&alert, Err("refused".into()), Hostile::KeyShares).is_err());
+        assert!(served(
+            &alert,
+            Err(ServeError::Library("refused".into())),
+            Hostile::KeyShares
+        )
+        .is_err());
         assert!(served(&[], Ok(()), Hostile::Retry).is_err());
     }
 }

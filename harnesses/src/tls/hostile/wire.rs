@@ -43,12 +43,55 @@ pub const RETRY_RANDOM: [u8; 32] = [
 /// The largest plaintext of one record.
 pub const MAX_FRAGMENT: usize = 16 * 1024;
 
+/// Why bytes could not be written or read as TLS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireError {
+    /// A vector longer than its length field can say.
+    TooLong { len: usize, width: usize },
+    /// A read past the end.
+    Short { wanted: usize, left: usize },
+    /// A record size outside 1 to [`MAX_FRAGMENT`].
+    Fragment(usize),
+    /// Something other than what the protocol puts there.
+    Unexpected(&'static str),
+    /// Bytes after the first record of a first flight.
+    Trailing(usize),
+    /// A handshake message that is not a ServerHello.
+    NotServerHello(u8),
+    /// A record that is neither a handshake nor an alert.
+    RecordType(u8),
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WireError::TooLong { len, width } => {
+                write!(f, "{len} bytes do not fit a {width}-byte length")
+            }
+            WireError::Short { wanted, left } => write!(f, "{wanted} bytes wanted, {left} left"),
+            WireError::Fragment(size) => {
+                write!(f, "a record holds 1 to {MAX_FRAGMENT} bytes, not {size}")
+            }
+            WireError::Unexpected(what) => f.write_str(what),
+            WireError::Trailing(len) => write!(f, "{len} bytes after the first record"),
+            WireError::NotServerHello(message) => {
+                write!(f, "handshake message {message}, not a ServerHello")
+            }
+            WireError::RecordType(kind) => {
+                write!(f, "a record of type {kind}, not a handshake or alert")
+            }
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
+
 /// Appends `bytes` behind a big-endian length of `width` bytes (1, 2 or
 /// 3); an error if the length does not fit.
-fn put_vec(out: &mut Vec<u8>, width: usize, bytes: &[u8]) -> Result<(), String> {
+fn put_vec(out: &mut Vec<u8>, width: usize, bytes: &[u8]) -> Result<(), WireError> {
     let len = bytes.len();
     if width > 3 || len >> (8 * width) != 0 {
-        return Err(format!("{len} bytes do not fit a {width}-byte length"));
+        return Err(WireError::TooLong { len, width });
     }
     out.extend_from_slice(&len.to_be_bytes()[std::mem::size_of::<usize>() - width..]);
     out.extend_from_slice(bytes);
@@ -77,7 +120,7 @@ pub struct ClientHello {
 
 impl ClientHello {
     /// The handshake message: type, 3-byte length, body.
-    pub fn encode(&self) -> Result<Vec<u8>, String> {
+    pub fn encode(&self) -> Result<Vec<u8>, WireError> {
         let mut body = Vec::with_capacity(1024);
         body.extend_from_slice(&TLS12.to_be_bytes());
         body.extend_from_slice(&self.random);
@@ -100,29 +143,32 @@ impl ClientHello {
 impl ClientHello {
     /// Reads a ClientHello that is the whole of one handshake record, as a
     /// real client's first flight is.
-    pub fn parse(record: &[u8]) -> Result<ClientHello, String> {
+    pub fn parse(record: &[u8]) -> Result<ClientHello, WireError> {
         let mut outer = Reader(record);
         if outer.u8()? != HANDSHAKE {
-            return Err("not a handshake record".into());
+            return Err(WireError::Unexpected("not a handshake record"));
         }
         outer.u16()?;
         let mut message = Reader(outer.vec(2)?);
         if !outer.0.is_empty() {
-            return Err(format!("{} bytes after the first record", outer.0.len()));
+            return Err(WireError::Trailing(outer.0.len()));
         }
         if message.u8()? != CLIENT_HELLO {
-            return Err("not a ClientHello".into());
+            return Err(WireError::Unexpected("not a ClientHello"));
         }
         let mut body = Reader(message.vec(3)?);
         if !message.0.is_empty() {
-            return Err("more than one message in the record".into());
+            return Err(WireError::Unexpected("more than one message in the record"));
         }
         body.u16()?;
-        let random = body.take(32)?.try_into().map_err(|_| "random")?;
+        let random = body
+            .take(32)?
+            .try_into()
+            .map_err(|_| WireError::Unexpected("random"))?;
         let session_id = body
             .vec(1)?
             .try_into()
-            .map_err(|_| "a session id of other than 32 bytes")?;
+            .map_err(|_| WireError::Unexpected("a session id of other than 32 bytes"))?;
         let suites = body
             .vec(2)?
             .chunks_exact(2)
@@ -146,7 +192,7 @@ impl ClientHello {
 
 /// The first identity and the first binder of a pre_shared_key
 /// extension's body.
-pub fn first_psk(body: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
+pub fn first_psk(body: &[u8]) -> Result<(Vec<u8>, Vec<u8>), WireError> {
     let mut body = Reader(body);
     let mut identities = Reader(body.vec(2)?);
     let identity = identities.vec(2)?.to_vec();
@@ -156,7 +202,7 @@ pub fn first_psk(body: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
 }
 
 /// The body of a server_name extension naming `host`.
-pub fn server_name(host: &str) -> Result<Vec<u8>, String> {
+pub fn server_name(host: &str) -> Result<Vec<u8>, WireError> {
     let mut entry = vec![0];
     put_vec(&mut entry, 2, host.as_bytes())?;
     let mut body = Vec::new();
@@ -165,21 +211,21 @@ pub fn server_name(host: &str) -> Result<Vec<u8>, String> {
 }
 
 /// The body of a supported_versions extension offering `versions`.
-pub fn supported_versions(versions: &[u16]) -> Result<Vec<u8>, String> {
+pub fn supported_versions(versions: &[u16]) -> Result<Vec<u8>, WireError> {
     let mut body = Vec::new();
     put_vec(&mut body, 1, &u16s(versions))?;
     Ok(body)
 }
 
 /// The body of a supported_groups or signature_algorithms extension.
-pub fn code_points(values: &[u16]) -> Result<Vec<u8>, String> {
+pub fn code_points(values: &[u16]) -> Result<Vec<u8>, WireError> {
     let mut body = Vec::new();
     put_vec(&mut body, 2, &u16s(values))?;
     Ok(body)
 }
 
 /// The body of a key_share extension with one share per `(group, key)`.
-pub fn key_share(shares: &[(u16, Vec<u8>)]) -> Result<Vec<u8>, String> {
+pub fn key_share(shares: &[(u16, Vec<u8>)]) -> Result<Vec<u8>, WireError> {
     let mut entries = Vec::new();
     for (group, key) in shares {
         entries.extend_from_slice(&group.to_be_bytes());
@@ -197,7 +243,7 @@ pub fn psk_dhe_ke() -> Vec<u8> {
 
 /// The body of a pre_shared_key extension offering `identities` (ticket
 /// age 0 each) with one `binder` each.
-pub fn pre_shared_key(identities: &[Vec<u8>], binder: &[u8]) -> Result<Vec<u8>, String> {
+pub fn pre_shared_key(identities: &[Vec<u8>], binder: &[u8]) -> Result<Vec<u8>, WireError> {
     let mut ids = Vec::new();
     for identity in identities {
         put_vec(&mut ids, 2, identity)?;
@@ -215,11 +261,9 @@ pub fn pre_shared_key(identities: &[Vec<u8>], binder: &[u8]) -> Result<Vec<u8>, 
 
 /// `message` as handshake records of at most `fragment` bytes of plaintext
 /// each (1 to [`MAX_FRAGMENT`]).
-pub fn records(message: &[u8], fragment: usize) -> Result<Vec<u8>, String> {
+pub fn records(message: &[u8], fragment: usize) -> Result<Vec<u8>, WireError> {
     if fragment == 0 || fragment > MAX_FRAGMENT {
-        return Err(format!(
-            "a record holds 1 to {MAX_FRAGMENT} bytes, not {fragment}"
-        ));
+        return Err(WireError::Fragment(fragment));
     }
     let mut out = Vec::with_capacity(message.len() + message.len().div_ceil(fragment) * 5);
     for chunk in message.chunks(fragment) {
@@ -282,25 +326,28 @@ pub struct ServerHello {
 struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         if n > self.0.len() {
-            return Err(format!("{n} bytes wanted, {} left", self.0.len()));
+            return Err(WireError::Short {
+                wanted: n,
+                left: self.0.len(),
+            });
         }
         let (head, tail) = self.0.split_at(n);
         self.0 = tail;
         Ok(head)
     }
 
-    fn u8(&mut self) -> Result<u8, String> {
+    fn u8(&mut self) -> Result<u8, WireError> {
         Ok(self.take(1)?[0])
     }
 
-    fn u16(&mut self) -> Result<u16, String> {
+    fn u16(&mut self) -> Result<u16, WireError> {
         let bytes = self.take(2)?;
         Ok(u16::from_be_bytes([bytes[0], bytes[1]]))
     }
 
-    fn vec(&mut self, width: usize) -> Result<&'a [u8], String> {
+    fn vec(&mut self, width: usize) -> Result<&'a [u8], WireError> {
         let len = self
             .take(width)?
             .iter()
@@ -310,7 +357,7 @@ impl<'a> Reader<'a> {
 }
 
 /// Reads the first record of `bytes`, what a server sent first.
-pub fn reply(bytes: &[u8]) -> Result<Reply, String> {
+pub fn reply(bytes: &[u8]) -> Result<Reply, WireError> {
     let mut record = Reader(bytes);
     let kind = record.u8()?;
     record.u16()?;
@@ -323,17 +370,15 @@ pub fn reply(bytes: &[u8]) -> Result<Reply, String> {
         HANDSHAKE => {
             let message = body.u8()?;
             if message != SERVER_HELLO {
-                return Err(format!("handshake message {message}, not a ServerHello"));
+                return Err(WireError::NotServerHello(message));
             }
             server_hello(&mut Reader(body.vec(3)?)).map(Reply::Hello)
         }
-        other => Err(format!(
-            "a record of type {other}, not a handshake or alert"
-        )),
+        other => Err(WireError::RecordType(other)),
     }
 }
 
-fn server_hello(hello: &mut Reader<'_>) -> Result<ServerHello, String> {
+fn server_hello(hello: &mut Reader<'_>) -> Result<ServerHello, WireError> {
     hello.u16()?;
     let retry = hello.take(32)? == RETRY_RANDOM;
     hello.vec(1)?;
