@@ -15,6 +15,7 @@ use std::path::Path;
 use regress_measure::program::Entry;
 use regress_measure::HarnessError;
 
+use crate::harness_name::HarnessName;
 use crate::judge::baseline::{BaselineError, BaselineFile};
 use crate::judge::gate::{self, UnmatchedPolicy, VerdictMessage};
 use crate::measure::runner::Runner;
@@ -78,11 +79,12 @@ pub fn run(entry: &Entry, program: &Path) -> Result<(), HarnessTestError> {
     let runner =
         Runner::from_env().map_err(|source| HarnessTestError::RunnerCannotStart { source })?;
     let policy = UnmatchedPolicy::from_env()?;
-    let measurement = runner.measure(name, program)?;
+    let harness = HarnessName::new(name).map_err(MeasureError::from)?;
+    let measurement = runner.measure(&harness, program)?;
     let baseline = BaselineFile::load(&runner.workspace.baselines_dir(), &measurement.harness);
     let assessment = gate::evaluate(&measurement, baseline)?;
     let message = VerdictMessage {
-        harness: name,
+        harness: &harness,
         verdict: &assessment.verdict,
         annotated: &measurement.annotated.display().to_string(),
         figures: Some(&assessment.figures),

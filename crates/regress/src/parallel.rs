@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::harness_name::HarnessName;
 use crate::measure::measurement::Measurement;
 use crate::report::events::{Event, Listener};
 
@@ -66,7 +67,7 @@ pub fn measure_all<T, E, L, M>(
 where
     T: Sync,
     E: Display + Send,
-    L: for<'a> Fn(&'a T) -> (Option<&'a str>, &'a str) + Sync,
+    L: for<'a> Fn(&'a T) -> (Option<&'a str>, &'a HarnessName) + Sync,
     M: Fn(&T) -> Result<Measurement, E> + Sync,
 {
     let started = Instant::now();

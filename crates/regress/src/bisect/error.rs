@@ -2,6 +2,8 @@
 //! the user's repositories (nothing is ever written there), and kept
 //! builds and measurements stay for the next run.
 
+use crate::harness_name::HarnessName;
+
 #[derive(Debug, thiserror::Error)]
 pub enum BisectError {
     #[error("GOOD {revision} cannot be measured: {reason}\n  Pick a GOOD whose program builds and has the harness.")]
@@ -11,8 +13,8 @@ pub enum BisectError {
         reason: Skip,
     },
 
-    #[error("no harness is named {harness:?} at GOOD; `cargo run -p regress -- list` shows the names (bisect takes exactly one)")]
-    UnknownHarness { harness: String },
+    #[error("no harness is named \"{harness}\" at GOOD; `cargo run -p regress -- list` shows the names (bisect takes exactly one)")]
+    UnknownHarness { harness: HarnessName },
 
     #[error(
         "BAD {revision} has no harness {harness}: it was renamed or removed between GOOD and \
@@ -20,7 +22,10 @@ pub enum BisectError {
          Bisect the name BAD has (`cargo run -p regress -- list` at BAD), or pick a BAD that \
          still has {harness}."
     )]
-    MissingAtBad { harness: String, revision: String },
+    MissingAtBad {
+        harness: HarnessName,
+        revision: String,
+    },
 
     #[error("{0}")]
     Undecided(String),
@@ -55,7 +60,7 @@ pub enum Skip {
     DoesNotBuild(String),
     /// It builds, but its program has no such harness.
     #[error("its program has no harness {harness}")]
-    NoHarness { harness: String },
+    NoHarness { harness: HarnessName },
 }
 
 crate::program::boxed_from!(

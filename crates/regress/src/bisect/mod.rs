@@ -49,7 +49,7 @@ use crate::workspace::Workspace;
 pub struct BisectRequest {
     pub good: String,
     pub bad: String,
-    pub harness: String,
+    pub harness: HarnessName,
     /// A library's checkout (`--library NAME=PATH`); `None`: this workspace.
     pub library: Option<LibraryCheckout>,
     /// Hunt a step of at least this many instructions instead of one
@@ -135,10 +135,10 @@ pub struct BisectResult {
 }
 
 impl Plan {
-    /// Checks the refs, the line between them and the harness name.
+    /// Checks the refs and the line between them (the harness's name was
+    /// checked where it was read: it is a [`HarnessName`]).
     pub fn resolve(workspace: &Workspace, request: &BisectRequest) -> Result<Plan, BisectError> {
         let options = revision::options();
-        let harness = HarnessName::new(&request.harness).map_err(crate::MeasureError::from)?;
         if request.by == Some(0) {
             return Err(BisectError::Unexpected {
                 what: "--by 0 would call every revision moved; give the size of the step you \
@@ -164,7 +164,7 @@ impl Plan {
             workspace: workspace.clone(),
             repository,
             line,
-            harness,
+            harness: request.harness.clone(),
             by: request.by,
             target_dir: request.target_dir.clone(),
             options,
@@ -295,7 +295,7 @@ impl Plan {
                 if probe.missing.contains(&(self.line.revisions.len() - 1)) =>
             {
                 return Err(BisectError::MissingAtBad {
-                    harness: self.harness.to_string(),
+                    harness: self.harness.clone(),
                     revision: self.line.revisions.last().expect("BAD").title.clone(),
                 });
             }
@@ -402,18 +402,11 @@ impl Prober<'_> {
             self.builds += 1;
         }
         let program = match built {
-            Built::Program(program)
-                if program
-                    .names
-                    .iter()
-                    .any(|n| n == self.plan.harness.as_str()) =>
-            {
-                program
-            }
+            Built::Program(program) if program.names.contains(&self.plan.harness) => program,
             Built::Program(_) => {
                 self.missing.push(position);
                 let reason = Skip::NoHarness {
-                    harness: self.plan.harness.to_string(),
+                    harness: self.plan.harness.clone(),
                 };
                 return Ok(self.skip(&label, reason));
             }

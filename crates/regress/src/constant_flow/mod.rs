@@ -34,6 +34,7 @@ use std::path::Path;
 
 use regress_measure::parts::Part;
 
+use crate::harness_name::HarnessName;
 use crate::measure::costs::RunCosts;
 use crate::measure::runner::Runner;
 use crate::measure::MeasureError;
@@ -64,7 +65,7 @@ pub enum CheckError {
     BadRuns { runs: u32 },
     #[error("{harness} could not be measured: {source}")]
     Measure {
-        harness: String,
+        harness: HarnessName,
         #[source]
         source: Box<MeasureError>,
     },
@@ -72,7 +73,7 @@ pub enum CheckError {
         "{harness} marks its sides but its run has no server_flight part: the comparison \
          would compare nothing"
     )]
-    NoServerFlight { harness: String },
+    NoServerFlight { harness: HarnessName },
     #[error(transparent)]
     Allowlist(#[from] AllowlistError),
     #[error(transparent)]
@@ -101,7 +102,7 @@ impl CheckError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Variant {
     /// The entry's full name.
-    pub name: String,
+    pub name: HarnessName,
     /// `<library>::<operation>`.
     pub operation: String,
     pub group: String,
@@ -114,11 +115,11 @@ impl Variant {
         let bad = || CheckError::BadName {
             name: name.chars().take(160).collect(),
         };
-        crate::harness_name::HarnessName::new(name).map_err(|_| bad())?;
+        let checked = HarnessName::new(name).map_err(|_| bad())?;
         let parts: Vec<&str> = name.split("::").collect();
         match parts.as_slice() {
             [PREFIX, library, operation, group, variant] => Ok(Variant {
-                name: name.to_owned(),
+                name: checked,
                 operation: format!("{library}::{operation}"),
                 group: (*group).to_owned(),
                 variant: (*variant).to_owned(),
@@ -131,10 +132,19 @@ impl Variant {
 pub use crate::harness_name::is_constant_flow;
 
 /// The variants among `names` whose operation contains `filter` (all when
-/// `None`), in the order given.
-pub fn select(names: &[String], filter: Option<&str>) -> Result<Vec<Variant>, CheckError> {
+/// `None`), in the order given. Each constant-flow entry's name is parsed
+/// ([`Variant::parse`]), so `names` may be [`HarnessName`]s (a program's
+/// list) or text (the harness tests' fixtures).
+pub fn select<N: AsRef<str>>(
+    names: &[N],
+    filter: Option<&str>,
+) -> Result<Vec<Variant>, CheckError> {
     let mut variants = Vec::new();
-    for name in names.iter().filter(|name| is_constant_flow(name)) {
+    for name in names
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|name| is_constant_flow(name))
+    {
         let variant = Variant::parse(name)?;
         if filter.is_none_or(|filter| variant.operation.contains(filter)) {
             variants.push(variant);
@@ -167,14 +177,17 @@ pub struct Request<'a> {
 
 /// The costs a comparison looks at: the whole run, or its `server_flight`
 /// part for an entry that marks its sides. Returns the scope's name too.
-fn scoped(harness: &str, costs: RunCosts) -> Result<(&'static str, Costs, u64), CheckError> {
+fn scoped(
+    harness: &HarnessName,
+    costs: RunCosts,
+) -> Result<(&'static str, Costs, u64), CheckError> {
     if costs.sides {
         let mut by_part = costs.dumps.by_part;
         let part =
             by_part
                 .remove(&Part::ServerFlight)
                 .ok_or_else(|| CheckError::NoServerFlight {
-                    harness: harness.to_owned(),
+                    harness: harness.clone(),
                 })?;
         Ok((
             Part::ServerFlight.name(),
@@ -447,13 +460,13 @@ mod tests {
 
     #[test]
     fn selection_keeps_constant_flow_entries_matching_the_filter() {
-        let names: Vec<String> = [
+        let names: Vec<HarnessName> = [
             "s2n_tls::handshake_rsa4096",
             "constant_flow::openssl::x25519::ok::scalar_a",
             "constant_flow::aws_lc_rs::x25519::ok::scalar_a",
             "constant_flow::aws_lc_rs::ecdh_p256::ok::scalar_a",
         ]
-        .map(str::to_owned)
+        .map(crate::fixtures::name)
         .to_vec();
         assert_eq!(select(&names, None).expect("all").len(), 3);
         assert_eq!(select(&names, Some("x25519")).expect("two").len(), 2);

@@ -53,7 +53,7 @@ pub const MAX_BYTES: u64 = 64 << 20;
 #[serde(deny_unknown_fields)]
 pub struct Lines {
     pub schema: u32,
-    pub harness: String,
+    pub harness: HarnessName,
     /// File, then function, then the lines executed, ascending.
     pub files: BTreeMap<String, BTreeMap<String, Vec<u32>>>,
 }
@@ -86,7 +86,7 @@ impl Lines {
         }
         Lines {
             schema: LINES_SCHEMA,
-            harness: harness.to_string(),
+            harness: harness.clone(),
             files,
         }
     }
@@ -301,14 +301,20 @@ mod tests {
         assert_eq!(Lines::read(&path).expect("read"), lines);
         assert_eq!(read_all(dir.path()).expect("all"), vec![lines]);
         for (text, expected) in [
-            (r#"{"schema":9,"harness":"a","files":{}}"#, "schema 9"),
+            (r#"{"schema":9,"harness":"a::b","files":{}}"#, "schema 9"),
             (
-                r#"{"schema":1,"harness":"a","files":{"f":{"g":[0]}}}"#,
+                r#"{"schema":1,"harness":"a::b","files":{"f":{"g":[0]}}}"#,
                 "outside",
             ),
             (
-                r#"{"schema":1,"harness":"a","files":{},"x":1}"#,
+                r#"{"schema":1,"harness":"a::b","files":{},"x":1}"#,
                 "unknown field",
+            ),
+            // The file names its harness; a name that is not one (a path
+            // out of the folder) is refused as the file is read.
+            (
+                r#"{"schema":1,"harness":"../x","files":{}}"#,
+                "is not a harness name",
             ),
         ] {
             std::fs::write(&path, text).expect("write");

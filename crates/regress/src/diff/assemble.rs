@@ -43,7 +43,7 @@ pub(super) struct SideBuild<'a> {
     /// commit's Cargo.lock, and the committed thresholds are read from it.
     pub(super) _worktree: Option<Worktree<'a>>,
     pub(super) binary: PathBuf,
-    pub(super) names: Vec<String>,
+    pub(super) names: Vec<HarnessName>,
     pub(super) runner: Runner,
     /// Earlier measurements of the same program to reuse (from-source diffs).
     pub(super) cache: Option<MeasurementCache>,
@@ -51,17 +51,16 @@ pub(super) struct SideBuild<'a> {
 
 /// One harness of one side: from the cache when it has it, else measured
 /// (and then kept in the cache).
-fn measure_one(side: &SideBuild, harness: &str) -> Result<Measurement, DiffError> {
+fn measure_one(side: &SideBuild, harness: &HarnessName) -> Result<Measurement, DiffError> {
     interrupt::check()?;
     let Some(cache) = &side.cache else {
         return Ok(side.runner.measure(harness, &side.binary)?);
     };
-    let name = HarnessName::new(harness).map_err(crate::MeasureError::from)?;
-    if let Some(measurement) = cache.load(&name, side.runner.output_dir()) {
+    if let Some(measurement) = cache.load(harness, side.runner.output_dir()) {
         return Ok(measurement);
     }
     let measurement = side.runner.measure(harness, &side.binary)?;
-    cache.store(&name, side.runner.output_dir());
+    cache.store(harness, side.runner.output_dir());
     Ok(measurement)
 }
 
@@ -79,11 +78,11 @@ pub(super) fn measure_and_compare(
     valgrind: &Valgrind,
     workers: usize,
     sides: &[SideBuild],
-    harnesses: &[String],
+    harnesses: &[HarnessName],
     outputs: &Path,
     listener: &dyn Listener,
 ) -> Result<DiffReport, DiffError> {
-    let jobs: Vec<(&SideBuild, &String)> = harnesses
+    let jobs: Vec<(&SideBuild, &HarnessName)> = harnesses
         .iter()
         .flat_map(|harness| {
             sides
@@ -96,7 +95,7 @@ pub(super) fn measure_and_compare(
         &jobs,
         workers,
         listener,
-        |(side, harness)| (Some(side.side.name()), harness.as_str()),
+        |(side, harness)| (Some(side.side.name()), *harness),
         |(side, harness)| measure_one(side, harness),
     );
     interrupt::check()?;
@@ -110,16 +109,13 @@ pub(super) fn measure_and_compare(
     };
     let mut diffs = Vec::new();
     for harness in harnesses {
-        // The names come from the commits' programs, checked when listed;
-        // checked again here, where they become file names.
-        let name = HarnessName::new(harness).map_err(crate::MeasureError::from)?;
         let result = |wanted: Side| {
             jobs.iter()
                 .zip(&results)
                 .find(|((side, name), _)| side.side == wanted && *name == harness)
                 .map(|(_, result)| result)
         };
-        diffs.push(comparison.harness(&name, result(Side::Base), result(Side::Head), listener));
+        diffs.push(comparison.harness(harness, result(Side::Base), result(Side::Head), listener));
     }
     compare::sort(&mut diffs);
     // Scratch folders are empty unless a measurement failed, in which
@@ -152,7 +148,7 @@ pub(super) fn measure_and_compare(
 /// Each side's fingerprint, from its first measurement (every harness of
 /// one program shares it); `None` when a side measured nothing.
 fn side_fingerprints(
-    jobs: &[(&SideBuild, &String)],
+    jobs: &[(&SideBuild, &HarnessName)],
     results: &[Result<Measurement, DiffError>],
 ) -> Option<SideFingerprints> {
     let of = |wanted: Side| {
@@ -203,7 +199,7 @@ pub(super) fn blind_spots(
     scope: Scope,
     outputs: &Path,
 ) -> BlindSpots {
-    let measured = |side: Side| -> Vec<String> {
+    let measured = |side: Side| -> Vec<HarnessName> {
         report
             .harnesses
             .iter()
@@ -211,7 +207,7 @@ pub(super) fn blind_spots(
                 Side::Base => h.base.is_some(),
                 Side::Head => h.head.is_some(),
             })
-            .map(|h| h.harness.to_string())
+            .map(|h| h.harness.clone())
             .collect()
     };
     let (base, head) = (measured(Side::Base), measured(Side::Head));
@@ -290,7 +286,7 @@ impl Comparison<'_> {
                     path: self.outputs.to_path_buf(),
                     reason: format!("no {wanted} side"),
                 })?;
-            side.runner.allocation_sites(harness.as_str(), &side.binary)
+            side.runner.allocation_sites(harness, &side.binary)
         };
         Ok(site_deltas(
             &sites(Side::Base)?,

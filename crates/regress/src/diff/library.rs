@@ -49,6 +49,7 @@ use super::shard::Shard;
 use super::sources::{self, LibrarySides, Sources};
 use crate::coverage::blind::Revision;
 use crate::coverage::{BlindSpots, Scope};
+use crate::harness_name::HarnessName;
 use crate::measure::valgrind::Valgrind;
 use crate::program::Commit;
 use crate::program::Side;
@@ -416,8 +417,8 @@ impl LibraryPlan {
         &self,
         sides: &[SideBuild],
         listener: &dyn Listener,
-    ) -> Result<(Vec<String>, Vec<String>), DiffError> {
-        let all: BTreeSet<&String> = sides.iter().flat_map(|side| &side.names).collect();
+    ) -> Result<(Vec<HarnessName>, Vec<String>), DiffError> {
+        let all: BTreeSet<&HarnessName> = sides.iter().flat_map(|side| &side.names).collect();
         let reached = |name: &str| {
             self.request.all_harnesses
                 || self
@@ -428,9 +429,9 @@ impl LibraryPlan {
         let not_measured: BTreeSet<String> = all
             .iter()
             .filter(|name| !reached(name))
-            .map(|name| format!("{}::", name.split("::").next().unwrap_or_default()))
+            .map(|name| format!("{}::", name.library()))
             .collect();
-        let reachable: Vec<String> = all
+        let reachable: Vec<HarnessName> = all
             .into_iter()
             .filter(|name| reached(name))
             .cloned()

@@ -41,6 +41,7 @@ use super::scratch::{begin, target_dir, RemoveOnDrop};
 use super::shard::Shard;
 use crate::coverage::blind::Revision;
 use crate::coverage::Scope;
+use crate::harness_name::HarnessName;
 use crate::measure::valgrind::Valgrind;
 use crate::program::Commit;
 use crate::program::Repo;
@@ -299,9 +300,9 @@ impl Plan {
         &self,
         sides: &[SideBuild],
         listener: &dyn Listener,
-    ) -> Result<Vec<String>, DiffError> {
-        let all: BTreeSet<&String> = sides.iter().flat_map(|side| &side.names).collect();
-        let all: Vec<String> = all.into_iter().cloned().collect();
+    ) -> Result<Vec<HarnessName>, DiffError> {
+        let all: BTreeSet<&HarnessName> = sides.iter().flat_map(|side| &side.names).collect();
+        let all: Vec<HarnessName> = all.into_iter().cloned().collect();
         choose(all, &self.request.filters, self.request.shard, listener)
     }
 }
@@ -309,11 +310,11 @@ impl Plan {
 /// `names` filtered by `filters` (an error when none is left), then
 /// `shard`'s part of them.
 pub(super) fn choose(
-    names: Vec<String>,
+    names: Vec<HarnessName>,
     filters: &[String],
     shard: Option<Shard>,
     listener: &dyn Listener,
-) -> Result<Vec<String>, DiffError> {
+) -> Result<Vec<HarnessName>, DiffError> {
     let selected = program::select(names, filters);
     if selected.is_empty() {
         return Err(DiffError::NoHarness {

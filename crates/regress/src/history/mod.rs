@@ -320,10 +320,10 @@ impl Plan {
         Ok(walk.result)
     }
 
-    fn wanted(&self, name: &str) -> bool {
+    fn wanted(&self, name: &HarnessName) -> bool {
         self.library.affects_harness(name)
             && (self.filters.is_empty()
-                || crate::program::select(vec![name.to_owned()], &self.filters).len() == 1)
+                || crate::program::select(vec![name.clone()], &self.filters).len() == 1)
     }
 }
 
@@ -364,10 +364,7 @@ impl Walk<'_> {
             entries: Vec::new(),
         });
         let kept = record.entry(&setup).filter(|entry| {
-            entry
-                .paths
-                .keys()
-                .any(|name| self.plan.wanted(name.as_str()))
+            entry.paths.keys().any(|name| self.plan.wanted(name))
                 && entry.step.as_ref().map(|s| s.from.as_str()) == previous
         });
         if kept.is_some() {
@@ -464,9 +461,8 @@ impl Walk<'_> {
             .names
             .iter()
             .filter(|name| self.plan.wanted(name))
-            .map(|name| HarnessName::new(name))
-            .collect::<Result<_, _>>()
-            .map_err(crate::MeasureError::from)?;
+            .cloned()
+            .collect();
         let outputs = self.outputs.join(revision);
         let _ = std::fs::remove_dir_all(&outputs);
         let (runner, cache) = revision::runner(

@@ -147,14 +147,14 @@ pub enum HistoryProblem {
     Harnesses(usize),
     #[error("{harness}: `{field}` is outside 1 to {MAX_COUNT}")]
     Count {
-        harness: String,
+        harness: HarnessName,
         field: &'static str,
     },
     /// Cut at 60 characters.
     #[error("{0:?} is neither a version nor a full commit")]
     NotARevision(String),
     #[error("{harness}: the step's delta is out of bounds")]
-    Delta { harness: String },
+    Delta { harness: HarnessName },
     #[error("it is a {0:?} record")]
     Kind(Kind),
     /// Cut at 60 characters.
@@ -227,7 +227,7 @@ impl Record {
                 ] {
                     if value.is_some_and(|v| v == 0 || v > MAX_COUNT) {
                         return Err(HistoryProblem::Count {
-                            harness: name.to_string(),
+                            harness: name.clone(),
                             field,
                         });
                     }
@@ -240,7 +240,7 @@ impl Record {
                     text("file", &moved.file)?;
                     if moved.delta.unsigned_abs() > MAX_COUNT {
                         return Err(HistoryProblem::Delta {
-                            harness: name.to_string(),
+                            harness: name.clone(),
                         });
                     }
                 }

@@ -13,6 +13,7 @@ use std::fmt;
 use super::baseline::{BaselineEntry, BaselineFile};
 use super::{judge, Change, Judgement};
 use crate::format::{count, signed_percent};
+use crate::harness_name::HarnessName;
 use crate::measure::measurement::Measurement;
 use crate::measure::metrics::{Kind, Metric};
 
@@ -75,7 +76,7 @@ impl Figures {
 
 /// What the figures' verdicts say, one line each, for `harness`.
 pub struct FiguresMessage<'a> {
-    pub harness: &'a str,
+    pub harness: &'a HarnessName,
     pub figures: &'a Figures,
 }
 
@@ -177,7 +178,7 @@ mod tests {
         let regressed: Vec<Metric> = figures.regressed().map(|(m, _)| *m).collect();
         assert_eq!(regressed, [Metric::ServerHeld]);
         let text = FiguresMessage {
-            harness: HARNESS,
+            harness: &fixtures::name(HARNESS),
             figures: &figures,
         }
         .to_string();
@@ -199,7 +200,7 @@ mod tests {
         assert!(figures.unmatched() && figures.deserves_a_message());
         assert_eq!(figures.not_blessed.len(), 8);
         let text = FiguresMessage {
-            harness: HARNESS,
+            harness: &fixtures::name(HARNESS),
             figures: &figures,
         }
         .to_string();

@@ -16,6 +16,7 @@ use super::baseline::{BaselineError, BaselineFile};
 use super::figures::{Figures, FiguresMessage};
 use super::{judge, Change, Judgement};
 use crate::format::{count, signed, signed_percent};
+use crate::harness_name::HarnessName;
 use crate::measure::measurement::Measurement;
 use crate::measure::MeasureError;
 
@@ -53,7 +54,7 @@ pub enum Unmatched {
          `cargo run -p regress -- bless --harness {harness}`."
     )]
     NoBaseline {
-        harness: String,
+        harness: HarnessName,
         path: std::path::PathBuf,
     },
 
@@ -63,7 +64,7 @@ pub enum Unmatched {
         differences_text(differences)
     )]
     NoEntry {
-        harness: String,
+        harness: HarnessName,
         /// How this machine differs from the closest entry; empty when the
         /// file has no entries at all.
         differences: Vec<String>,
@@ -77,7 +78,7 @@ pub enum Unmatched {
         calls(*measured)
     )]
     OperationsDiffer {
-        harness: String,
+        harness: HarnessName,
         baseline: u64,
         measured: u64,
     },
@@ -192,10 +193,10 @@ fn count_verdict(measurement: &Measurement, baseline: Option<&BaselineFile>) -> 
     let Some(file) = baseline else {
         return Verdict::Unmatched(Unmatched::NoBaseline {
             path: BaselineFile::path(std::path::Path::new("baselines"), &measurement.harness),
-            harness: measurement.harness.to_string(),
+            harness: measurement.harness.clone(),
         });
     };
-    let harness = measurement.harness.to_string();
+    let harness = measurement.harness.clone();
     let Some(entry) = file.entry_for(&measurement.fingerprint) else {
         let differences = file
             .closest(&measurement.fingerprint)
@@ -231,7 +232,7 @@ fn calls(operations: u64) -> String {
 /// A verdict with the context a reader needs: which harness, and where its
 /// annotated profile is; then what its figures' verdicts say, if anything.
 pub struct VerdictMessage<'a> {
-    pub harness: &'a str,
+    pub harness: &'a HarnessName,
     pub verdict: &'a Verdict,
     pub annotated: &'a str,
     /// The figures' verdicts, when the count was judged.
@@ -323,7 +324,7 @@ mod tests {
 
     fn message(verdict: &Verdict) -> String {
         VerdictMessage {
-            harness: HARNESS,
+            harness: &fixtures::name(HARNESS),
             verdict,
             annotated: "perf_outputs/s2n_tls.handshake_rsa4096.annotated.txt",
             figures: None,

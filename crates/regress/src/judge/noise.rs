@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::harness_name::HarnessName;
 use crate::judge::Threshold;
 use crate::measure::metrics::{Metric, Metrics};
 
 /// The counts of one harness over repeated runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spread {
-    pub harness: String,
+    pub harness: HarnessName,
     pub counts: Vec<u64>,
 }
 
@@ -140,7 +141,7 @@ mod tests {
     #[test]
     fn zero_spread_keeps_the_default() {
         let spread = Spread {
-            harness: "a::b".into(),
+            harness: crate::fixtures::name("a::b"),
             counts: vec![77_000_000; 10],
         };
         assert_eq!(spread.spread(), 0);
@@ -150,7 +151,7 @@ mod tests {
     #[test]
     fn a_noisy_harness_gets_room_for_four_spreads() {
         let spread = Spread {
-            harness: "a::b".into(),
+            harness: crate::fixtures::name("a::b"),
             counts: vec![96_000_000, 96_150_000, 96_085_000],
         };
         assert_eq!(spread.spread(), 150_000);

@@ -31,6 +31,7 @@ use regress_measure::child::{ChildReport, ChildRequest};
 use regress_measure::parts::Plan;
 
 use super::{MeasureError, Result};
+use crate::harness_name::HarnessName;
 use crate::limits;
 #[cfg(doc)]
 use crate::measure::cpu_profile::native_only;
@@ -180,7 +181,7 @@ pub struct ChildSpec<'a> {
     pub valgrind: &'a Valgrind,
     /// The harness test binary.
     pub binary: &'a Path,
-    pub harness: &'a str,
+    pub harness: &'a HarnessName,
     /// How many runs of the path the child makes.
     pub runs: usize,
     /// What the boundaries of the last run do.
@@ -308,7 +309,7 @@ impl ChildSpec<'_> {
         match child.wait(Some(self.timeout))? {
             Ended::Exited(status) => Ok(status),
             Ended::TimedOut => Err(MeasureError::Timeout {
-                harness: self.harness.to_owned(),
+                harness: self.harness.clone(),
                 seconds: self.timeout.as_secs(),
                 logs: self.scratch.to_path_buf(),
             }),
@@ -332,7 +333,7 @@ impl ChildSpec<'_> {
         let stderr_path = self.file("stderr.txt");
         let report_name = format!("{}-{}.report.json", self.tool.name(), self.runs);
         let request = ChildRequest {
-            harness: self.harness.to_owned(),
+            harness: self.harness.to_string(),
             runs: self.runs,
             plan: self.plan,
             report: PathBuf::from(&report_name),
@@ -368,14 +369,14 @@ impl ChildSpec<'_> {
             // since stderr could not be written either): name the cause.
             if let Some(cause) = cannot_write(self.scratch, status) {
                 return Err(MeasureError::OutputFull {
-                    harness: self.harness.to_owned(),
+                    harness: self.harness.clone(),
                     folder: self.scratch.to_path_buf(),
                     status: describe(status),
                     cause,
                 });
             }
             return Err(MeasureError::ChildFailed {
-                harness: self.harness.to_owned(),
+                harness: self.harness.clone(),
                 status: describe(status),
                 stderr: failure_text(&stderr_path, &log),
                 logs: self.scratch.to_path_buf(),
@@ -391,13 +392,13 @@ impl ChildSpec<'_> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if self.tool == Tool::Cachegrind && !profile.exists() {
                     return Err(MeasureError::ValgrindDidNotRun {
-                        harness: self.harness.to_owned(),
+                        harness: self.harness.clone(),
                         program: self.valgrind.program.clone(),
                         log: format!("{}\n{}", tail(&log, 20), tail(&stderr_path, 20)),
                     });
                 }
                 return Err(MeasureError::NoReport {
-                    harness: self.harness.to_owned(),
+                    harness: self.harness.clone(),
                     binary: self.binary.to_path_buf(),
                 });
             }

@@ -40,8 +40,7 @@ impl Runner {
     /// one Callgrind child whatever this runner's method (Callgrind counts
     /// the run on every Valgrind version). The scratch folder is removed
     /// afterwards, or kept as evidence when the child failed.
-    pub fn function_costs(&self, harness: &str, binary: &Path) -> Result<RunCosts> {
-        let harness = HarnessName::new(harness)?;
+    pub fn function_costs(&self, harness: &HarnessName, binary: &Path) -> Result<RunCosts> {
         crate::process::check()?;
         let mut scratch = ScratchDir::create(
             &self.output_dir().join(".scratch"),
@@ -54,7 +53,7 @@ impl Runner {
         let result = ChildSpec {
             valgrind: &self.valgrind,
             binary,
-            harness: &harness,
+            harness,
             runs: PREPARED_INPUTS,
             plan: Plan::Callgrind,
             tool: Tool::Callgrind,

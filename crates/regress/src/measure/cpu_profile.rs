@@ -288,7 +288,7 @@ pub fn check_region(
         .map(|function| (function.file.as_str(), function.function.as_str()));
     cpu.check(functions, library_cpu)
         .map_err(|not| MeasureError::CpuProfileNotApplied {
-            harness: harness.to_string(),
+            harness: harness.clone(),
             profile: not.profile.to_string(),
             library: not.library,
             evidence: not.evidence,

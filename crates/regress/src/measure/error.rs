@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::harness_name::HarnessName;
+
 #[derive(Debug, thiserror::Error)]
 pub enum MeasureError {
     #[error("{tool} was not found{searched}.\n  {hint}")]
@@ -23,7 +25,7 @@ pub enum MeasureError {
         MeasureError::reason_of(stderr).map(|reason| format!(": {reason}")).unwrap_or_default()
     )]
     ChildFailed {
-        harness: String,
+        harness: HarnessName,
         status: String,
         /// The last lines of its stderr, then Valgrind's log when Valgrind
         /// itself failed; the first line of the message names the child's
@@ -38,7 +40,7 @@ pub enum MeasureError {
          Raise the limit with REGRESS_TIMEOUT_SECS=<seconds> if the path is just slow. Logs: {logs}"
     )]
     Timeout {
-        harness: String,
+        harness: HarnessName,
         seconds: u64,
         logs: PathBuf,
     },
@@ -47,7 +49,10 @@ pub enum MeasureError {
         "{harness} ran under Valgrind and exited cleanly but wrote no report: {binary} is not a \
          measured program (its `main` must call `regress_measure::program::serve` first)."
     )]
-    NoReport { harness: String, binary: PathBuf },
+    NoReport {
+        harness: HarnessName,
+        binary: PathBuf,
+    },
 
     #[error("{program} failed ({status}) on {input}: {stderr}")]
     Annotate {
@@ -69,13 +74,13 @@ pub enum MeasureError {
          the profile is damaged or the tools disagree"
     )]
     AnnotationMismatch {
-        harness: String,
+        harness: HarnessName,
         annotated: i64,
         raw: i64,
     },
 
     #[error("{harness}: the region count is {count}, not positive; the measurement is broken")]
-    NonPositiveCount { harness: String, count: i64 },
+    NonPositiveCount { harness: HarnessName, count: i64 },
 
     #[error(
         "cannot {action} {path}: {source}.\n  {}",
@@ -136,7 +141,7 @@ pub enum MeasureError {
          library."
     )]
     CpuProfileNotApplied {
-        harness: String,
+        harness: HarnessName,
         profile: String,
         library: String,
         evidence: String,
@@ -193,7 +198,7 @@ pub enum MeasureError {
          its log says:\n{log}"
     )]
     ValgrindDidNotRun {
-        harness: String,
+        harness: HarnessName,
         program: PathBuf,
         log: String,
     },
@@ -204,7 +209,7 @@ pub enum MeasureError {
         crate::limits::io_hint(cause)
     )]
     OutputFull {
-        harness: String,
+        harness: HarnessName,
         folder: PathBuf,
         status: String,
         cause: std::io::Error,
@@ -216,7 +221,7 @@ pub enum MeasureError {
          Measure again on a machine that does not migrate the process between unlike CPUs."
     )]
     CpuFeaturesDiffer {
-        harness: String,
+        harness: HarnessName,
         before: Vec<String>,
         after: Vec<String>,
     },
@@ -229,7 +234,7 @@ pub enum MeasureError {
          report this: it is a fault of the runner."
     )]
     ForkPositionsDiffer {
-        harness: String,
+        harness: HarnessName,
         last: Option<u64>,
         before: Option<u64>,
     },
@@ -274,7 +279,7 @@ pub enum MeasureError {
          (`--vex-guest-chase=no` must be given to both); the dumps are in {logs}."
     )]
     PartsDoNotAddUp {
-        harness: String,
+        harness: HarnessName,
         client: u64,
         server: u64,
         glue: u64,
@@ -321,7 +326,7 @@ pub enum MeasureError {
          Run `cargo test -p harnesses --test perf -- {harness} --exact` to see it fail alone."
     )]
     ScaleFailed {
-        harness: String,
+        harness: HarnessName,
         threads: usize,
         status: String,
         stderr: String,
@@ -331,7 +336,10 @@ pub enum MeasureError {
         "{harness} ran natively and exited cleanly but wrote no scaling report: {binary} is not \
          a measured program (its `main` must call `regress_measure::program::serve` first)."
     )]
-    ScaleNoReport { harness: String, binary: PathBuf },
+    ScaleNoReport {
+        harness: HarnessName,
+        binary: PathBuf,
+    },
 }
 
 pub type Result<T, E = MeasureError> = std::result::Result<T, E>;
@@ -414,7 +422,7 @@ mod tests {
         assert!(reason.ends_with('…'));
 
         let error = MeasureError::ChildFailed {
-            harness: "s2n_tls::x".into(),
+            harness: crate::fixtures::name("s2n_tls::x"),
             status: "exit code 3".into(),
             stderr: format!("{harness_error}{VALGRIND_LOG_HEADING}==1== valgrind: fine"),
             logs: PathBuf::from("/tmp/logs"),
@@ -428,7 +436,7 @@ mod tests {
             )
         );
         let silent = MeasureError::ChildFailed {
-            harness: "s2n_tls::x".into(),
+            harness: crate::fixtures::name("s2n_tls::x"),
             status: "exit code 3".into(),
             stderr: String::new(),
             logs: PathBuf::from("/tmp/logs"),

@@ -30,7 +30,7 @@ pub const DEFAULT_PATHS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scaling {
     pub schema: u32,
-    pub harness: String,
+    pub harness: HarnessName,
     pub seconds_per_point: f64,
     pub points: Vec<ScaleReport>,
 }
@@ -38,19 +38,18 @@ pub struct Scaling {
 /// Runs `harness` on 1, 2, ... `max_threads` threads for `duration` each.
 pub fn scale(
     binary: &Path,
-    harness: &str,
+    harness: &HarnessName,
     max_threads: usize,
     duration: Duration,
     scratch: &Path,
 ) -> Result<Scaling> {
-    let name = HarnessName::new(harness)?;
     std::fs::create_dir_all(scratch)
         .map_err(|source| MeasureError::io("create", scratch, source))?;
     let mut points = Vec::new();
     for threads in 1..=max_threads.max(1) {
-        let report_path = name.file_in(scratch, &format!("-{threads}.json"));
+        let report_path = harness.file_in(scratch, &format!("-{threads}.json"));
         let request = ScaleRequest {
-            harness: harness.to_owned(),
+            harness: harness.to_string(),
             threads,
             duration,
             report: report_path.clone(),
@@ -65,7 +64,7 @@ pub fn scale(
             let stderr = String::from_utf8_lossy(&output.stderr);
             let lines: Vec<&str> = stderr.lines().collect();
             return Err(MeasureError::ScaleFailed {
-                harness: harness.to_owned(),
+                harness: harness.clone(),
                 threads,
                 status: output.status.to_string(),
                 stderr: lines[lines.len().saturating_sub(40)..].join("\n"),
@@ -75,7 +74,7 @@ pub fn scale(
             Ok(text) => text,
             Err(_) => {
                 return Err(MeasureError::ScaleNoReport {
-                    harness: harness.to_owned(),
+                    harness: harness.clone(),
                     binary: binary.to_path_buf(),
                 })
             }
@@ -91,7 +90,7 @@ pub fn scale(
     }
     Ok(Scaling {
         schema: SCALE_SCHEMA,
-        harness: harness.to_owned(),
+        harness: harness.clone(),
         seconds_per_point: duration.as_secs_f64(),
         points,
     })

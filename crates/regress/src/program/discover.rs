@@ -177,7 +177,7 @@ pub fn build(workspace: &Workspace) -> Result<PathBuf, BuildError> {
 /// The harness names the measured program hosts (`harnesses list`).
 /// Every name is checked ([`HarnessName`]): the program of any commit
 /// may list anything, and the names become file names.
-pub fn list(binary: &Path) -> Result<Vec<String>> {
+pub fn list(binary: &Path) -> Result<Vec<HarnessName>> {
     let mut names = list_all(binary)?;
     names.retain(|name| !crate::harness_name::is_constant_flow(name));
     Ok(names)
@@ -185,7 +185,7 @@ pub fn list(binary: &Path) -> Result<Vec<String>> {
 
 /// Every entry of the program, the constant-flow operations
 /// (`constant_flow::...`, which are not perf harnesses) included.
-pub fn list_all(binary: &Path) -> Result<Vec<String>> {
+pub fn list_all(binary: &Path) -> Result<Vec<HarnessName>> {
     let mut command = Command::new(binary);
     command.arg("list").env_clear();
     let output = process::output(
@@ -205,10 +205,10 @@ pub fn list_all(binary: &Path) -> Result<Vec<String>> {
     parse_list(&String::from_utf8_lossy(&output.stdout))
 }
 
-fn parse_list(text: &str) -> Result<Vec<String>> {
-    let mut names: Vec<String> = Vec::new();
+fn parse_list(text: &str) -> Result<Vec<HarnessName>> {
+    let mut names = Vec::new();
     for line in text.lines().map(str::trim).filter(|line| !line.is_empty()) {
-        names.push(HarnessName::new(line)?.into());
+        names.push(HarnessName::new(line)?);
     }
     names.sort();
     Ok(names)
@@ -218,23 +218,25 @@ fn parse_list(text: &str) -> Result<Vec<String>> {
 /// given). A filter that is exactly a harness name selects that harness
 /// only, so `aead_aes128gcm_seal_16` does not also pick `..._16384`; any
 /// other filter selects the names that contain it.
-pub fn select(names: Vec<String>, filters: &[String]) -> Vec<String> {
+pub fn select(names: Vec<HarnessName>, filters: &[String]) -> Vec<HarnessName> {
     if filters.is_empty() {
         return names;
     }
-    let exact: Vec<&String> = filters.iter().filter(|f| names.contains(f)).collect();
-    names
+    let exact: Vec<&String> = filters
         .iter()
+        .filter(|filter| names.iter().any(|name| name == *filter))
+        .collect();
+    names
+        .into_iter()
         .filter(|name| {
             filters.iter().any(|filter| {
                 if exact.contains(&filter) {
-                    *name == filter
+                    name == filter
                 } else {
                     name.contains(filter.as_str())
                 }
             })
         })
-        .cloned()
         .collect()
 }
 
@@ -292,7 +294,10 @@ mod tests {
             vec!["s2n_tls::handshake"]
         );
         assert_eq!(select(names.clone(), &[]).len(), 2);
-        let sizes = vec!["a::seal_16".to_owned(), "a::seal_16384".to_owned()];
+        let sizes = vec![
+            crate::fixtures::name("a::seal_16"),
+            crate::fixtures::name("a::seal_16384"),
+        ];
         assert_eq!(
             select(sizes.clone(), &["a::seal_16".into()]),
             vec!["a::seal_16"]

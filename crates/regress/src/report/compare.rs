@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::format::count;
+use crate::harness_name::HarnessName;
 use crate::measure::measurement::{self, Measurement};
 use crate::measure::metrics::Metrics;
 use crate::measure::overhead;
@@ -35,7 +36,7 @@ const MTLS_PAIRS: &[(&str, &str)] = &[
 /// harness.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Count {
-    pub harness: String,
+    pub harness: HarnessName,
     pub instructions: u64,
     pub bytes_per_run: Option<u64>,
     pub operations_per_run: u64,
@@ -53,7 +54,7 @@ pub struct Count {
 impl From<&Measurement> for Count {
     fn from(record: &Measurement) -> Count {
         Count {
-            harness: record.harness.to_string(),
+            harness: record.harness.clone(),
             instructions: record.instructions,
             bytes_per_run: record.bytes_per_run,
             operations_per_run: record.operations_per_run,

@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::libraries;
 use super::Table;
 use crate::format::count;
+use crate::harness_name::HarnessName;
 use crate::judge::baseline::BaselineFile;
 use crate::measure::cpu_profile::CpuProfile;
 use crate::measure::measurement::Measurement;
@@ -26,7 +27,7 @@ pub const CPU_MATRIX_SCHEMA: u32 = 1;
 /// One harness's count under each profile it was measured with.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatrixRow {
-    pub harness: String,
+    pub harness: HarnessName,
     /// Instructions of one run, by profile name.
     pub instructions: BTreeMap<CpuProfile, u64>,
 }
@@ -47,7 +48,7 @@ pub struct CpuMatrix {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileCount {
     pub cpu: CpuProfile,
-    pub harness: String,
+    pub harness: HarnessName,
     pub instructions: u64,
     /// `Valgrind 3.24.0 (callgrind)`.
     pub measured_with: String,
@@ -56,7 +57,7 @@ pub struct ProfileCount {
 impl CpuMatrix {
     /// Lines `counts` up by harness.
     pub fn new(counts: impl IntoIterator<Item = ProfileCount>) -> CpuMatrix {
-        let mut rows: BTreeMap<String, BTreeMap<CpuProfile, u64>> = BTreeMap::new();
+        let mut rows: BTreeMap<HarnessName, BTreeMap<CpuProfile, u64>> = BTreeMap::new();
         let mut measured_with = Vec::new();
         for count in counts {
             if !measured_with.contains(&count.measured_with) {
@@ -97,7 +98,7 @@ impl CpuMatrix {
                 }
                 counts.push(ProfileCount {
                     cpu,
-                    harness: record.harness.to_string(),
+                    harness: record.harness.clone(),
                     instructions: record.instructions,
                     measured_with: format!(
                         "Valgrind {} ({})",
@@ -137,7 +138,7 @@ impl CpuMatrix {
                 {
                     counts.push(ProfileCount {
                         cpu,
-                        harness: file.harness.to_string(),
+                        harness: file.harness.clone(),
                         instructions: entry.instructions,
                         measured_with: format!(
                             "Valgrind {} ({})",
@@ -222,7 +223,7 @@ mod tests {
     fn count_of(cpu: CpuProfile, harness: &str, instructions: u64) -> ProfileCount {
         ProfileCount {
             cpu,
-            harness: harness.into(),
+            harness: crate::fixtures::name(harness),
             instructions,
             measured_with: "Valgrind 3.24.0 (callgrind)".into(),
         }

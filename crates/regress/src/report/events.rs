@@ -14,6 +14,7 @@ use std::fmt::Display;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::harness_name::HarnessName;
 use crate::judge::gate::VerdictMessage;
 use crate::measure::valgrind::Valgrind;
 
@@ -28,7 +29,7 @@ pub enum Event<'a> {
     /// the caller with [`Event::HarnessFailed`]).
     Measured {
         side: Option<&'a str>,
-        harness: &'a str,
+        harness: &'a HarnessName,
         result: Result<u64, &'a dyn Display>,
     },
     /// The batch is done.
@@ -40,7 +41,7 @@ pub enum Event<'a> {
     /// A harness could not be measured or judged; the others go on.
     HarnessFailed {
         side: Option<&'a str>,
-        harness: &'a str,
+        harness: &'a HarnessName,
         error: &'a dyn Display,
     },
     /// What the gate says of a harness that needs more than a table row.
@@ -51,7 +52,7 @@ pub enum Event<'a> {
     Scaling {
         index: usize,
         total: usize,
-        harness: &'a str,
+        harness: &'a HarnessName,
         threads: usize,
         seconds: f64,
     },

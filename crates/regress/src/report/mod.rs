@@ -151,7 +151,7 @@ mod tests {
     fn scaling_table_has_the_documented_columns() {
         let scaling = Scaling {
             schema: SCALE_SCHEMA,
-            harness: "a::b".into(),
+            harness: crate::fixtures::name("a::b"),
             seconds_per_point: 1.0,
             points: vec![ScaleReport {
                 harness: "a::b".into(),

@@ -196,7 +196,7 @@ mod tests {
 
     fn counted(harness: &str, instructions: u64) -> Count {
         Count {
-            harness: harness.to_owned(),
+            harness: crate::fixtures::name(harness),
             instructions,
             bytes_per_run: None,
             operations_per_run: 1,

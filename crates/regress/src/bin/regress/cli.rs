@@ -407,4 +407,25 @@ mod tests {
             assert!(message.contains("s2n-tls, rustls, aws-lc-rs"), "{message}");
         }
     }
+
+    /// `bisect --harness` takes a harness's name, checked as it is parsed:
+    /// anything else is refused, in the name's own words, before anything
+    /// runs.
+    #[test]
+    fn bisect_takes_a_harness_name() {
+        let parse =
+            |text: &str| Cli::try_parse_from(["regress", "bisect", "v1", "v2", "--harness", text]);
+        let Ok(Cli {
+            command: Command::Bisect(args),
+            ..
+        }) = parse("s2n_tls::handshake_rsa4096")
+        else {
+            panic!("a harness name parses");
+        };
+        assert_eq!(args.harness, "s2n_tls::handshake_rsa4096");
+        for bad in ["../x", "handshake_rsa4096", ""] {
+            let error = parse(bad).err().expect("refused").to_string();
+            assert!(error.contains("is not a harness name"), "{bad:?}: {error}");
+        }
+    }
 }

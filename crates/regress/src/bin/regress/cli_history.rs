@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use regress::HarnessName;
 
 /// `regress bisect GOOD BAD --harness NAME`.
 #[derive(Args)]
@@ -35,8 +36,10 @@ pub struct BisectArgs {
     pub bad: String,
 
     /// The one harness to bisect, by its full name (`regress list`).
+    // Parsed into a `HarnessName` (its `FromStr`): a name that is not a
+    // harness name is refused, in its words, before anything runs.
     #[arg(long, value_name = "NAME")]
-    pub harness: String,
+    pub harness: HarnessName,
 
     /// Bisect a TLS library's checkout instead of this workspace:
     /// NAME=PATH, NAME one of s2n-tls, rustls, aws-lc-rs.

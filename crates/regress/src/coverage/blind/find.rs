@@ -13,6 +13,7 @@ use crate::coverage::lines::{self, Lines};
 use crate::coverage::report::ran;
 use crate::coverage::source::{self, is_compiled_source, Language, Span};
 use crate::coverage::CoverageError;
+use crate::harness_name::HarnessName;
 use crate::limits;
 
 /// The largest source file read from a revision.
@@ -171,7 +172,7 @@ fn source_at(git: &Git, root: &Path, revision: Revision<'_>, path: &str) -> Opti
 pub struct Side<'a> {
     pub revision: Revision<'a>,
     /// The harnesses measured on this side.
-    pub measured: &'a [String],
+    pub measured: &'a [HarnessName],
     /// The output folder holding their lines files.
     pub outputs: &'a Path,
 }
@@ -212,12 +213,8 @@ pub fn find(root: &Path, git: &Git, scope: Scope, base: &Side<'_>, head: &Side<'
     };
     let read = |side: &Side<'_>, name: &'static str| -> Result<Vec<Lines>, NoLineData> {
         let all = lines::read_all(side.outputs)?;
-        let with: BTreeSet<&str> = all.iter().map(|l| l.harness.as_str()).collect();
-        let missing = side
-            .measured
-            .iter()
-            .filter(|h| !with.contains(h.as_str()))
-            .count();
+        let with: BTreeSet<&HarnessName> = all.iter().map(|l| &l.harness).collect();
+        let missing = side.measured.iter().filter(|h| !with.contains(h)).count();
         if missing > 0 {
             return Err(NoLineData::Missing {
                 missing,

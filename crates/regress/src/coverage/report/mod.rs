@@ -30,6 +30,7 @@ use super::error::CoverageError;
 use super::lines::{self, Lines};
 use super::origin::{classify, Origin};
 use super::source::{self, Language, Span};
+use crate::harness_name::HarnessName;
 
 /// The version of `regress coverage --format json`.
 pub const COVERAGE_SCHEMA: u32 = 1;
@@ -39,7 +40,7 @@ pub const COVERAGE_SCHEMA: u32 = 1;
 pub struct Coverage {
     pub schema: u32,
     /// The harnesses whose line data was read.
-    pub harnesses: Vec<String>,
+    pub harnesses: Vec<HarnessName>,
     pub libraries: Vec<LibraryCoverage>,
 }
 
@@ -109,7 +110,7 @@ pub fn ran(executed: &BTreeSet<u32>, span: &Span) -> bool {
 struct Merged {
     lines: BTreeSet<u32>,
     symbols: BTreeSet<String>,
-    harnesses: BTreeSet<String>,
+    harnesses: BTreeSet<HarnessName>,
 }
 
 /// The coverage of the lines files in `dir`, of `only` when given.
@@ -271,7 +272,6 @@ pub fn of_lines(all: &[Lines], only: Option<Origin>, finder: &SourceFinder) -> C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness_name::HarnessName;
     use regress_profile::callgrind_out::Costs;
 
     /// A library in s2n-tls's layout on disk, and lines that ran part of it.

@@ -16,6 +16,7 @@ use regress_measure::fork_server::{
 };
 
 use super::{file_id, ChildFiles, Key, PROFILE_PATTERN};
+use crate::harness_name::HarnessName;
 use crate::measure::cachegrind::{self, link_binary};
 use crate::measure::scratch::ScratchDir;
 use crate::measure::valgrind::Valgrind;
@@ -123,7 +124,7 @@ impl ForkServer {
     /// `timeout`.
     pub(super) fn fork(
         &mut self,
-        harness: &str,
+        harness: &HarnessName,
         variables: &[(&'static str, String)],
         files: &ChildFiles<'_>,
         timeout: Duration,
@@ -156,7 +157,7 @@ impl ForkServer {
     /// children, and removes what they leave. The server's loop is the
     /// same whatever its child did, so the next child starts from the
     /// count a child at `position` of any server of this key starts from.
-    pub(super) fn advance(&mut self, harness: &str, position: u64) -> Result<()> {
+    pub(super) fn advance(&mut self, harness: &HarnessName, position: u64) -> Result<()> {
         if position.saturating_sub(self.forks) > MAX_ADVANCE {
             return Err(self.broken(
                 harness,
@@ -184,7 +185,7 @@ impl ForkServer {
     /// fork. `logs` is named by a timeout.
     fn exchange(
         &mut self,
-        harness: &str,
+        harness: &HarnessName,
         request: &[u8],
         timeout: Duration,
         logs: &Path,
@@ -202,7 +203,7 @@ impl ForkServer {
             }
             Reading::TimedOut => {
                 return Err(MeasureError::Timeout {
-                    harness: harness.to_owned(),
+                    harness: harness.clone(),
                     seconds: timeout.as_secs(),
                     logs: logs.to_path_buf(),
                 })
@@ -262,12 +263,12 @@ impl ForkServer {
 
     /// The error of a server that no longer works, with the last lines of
     /// what it printed.
-    fn broken(&self, harness: &str, reason: String) -> MeasureError {
+    fn broken(&self, harness: &HarnessName, reason: String) -> MeasureError {
         let stderr = self.folder.path().join("server.stderr.txt");
         let text = std::fs::read_to_string(&stderr).unwrap_or_default();
         let last: Vec<&str> = text.lines().rev().take(20).collect();
         MeasureError::ChildFailed {
-            harness: harness.to_owned(),
+            harness: harness.clone(),
             status: format!(
                 "the fork server of {} failed: {reason}",
                 self.process.label()

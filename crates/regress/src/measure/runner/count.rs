@@ -71,7 +71,7 @@ impl Runner {
         let parts = split::read_dumps(&child.profile, None)?.parts;
         if parts.total() != total {
             return Err(MeasureError::PartsDoNotAddUp {
-                harness: harness.to_string(),
+                harness: harness.clone(),
                 client: parts.client(),
                 server: parts.server(),
                 glue: parts.glue,
@@ -131,7 +131,7 @@ impl Runner {
         let total = after
             .checked_sub(before)
             .ok_or(MeasureError::NonPositiveCount {
-                harness: harness.to_string(),
+                harness: harness.clone(),
                 count: i64::MIN,
             })?;
         Ok((region, total, last, costs))
@@ -164,14 +164,14 @@ fn check_same_start(
 ) -> Result<()> {
     if before.report.cpu_features != last.report.cpu_features {
         return Err(MeasureError::CpuFeaturesDiffer {
-            harness: harness.to_string(),
+            harness: harness.clone(),
             before: before.report.cpu_features.clone(),
             after: last.report.cpu_features.clone(),
         });
     }
     if before.fork_position != last.fork_position {
         return Err(MeasureError::ForkPositionsDiffer {
-            harness: harness.to_string(),
+            harness: harness.clone(),
             last: last.fork_position,
             before: before.fork_position,
         });

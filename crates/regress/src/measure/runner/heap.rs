@@ -79,8 +79,7 @@ impl Runner {
     /// The allocation sites of `harness`'s counted run, with their stacks:
     /// two DHAT children, 3 runs minus 2 ([`dhat`]). What a diff runs when
     /// the heap figures changed.
-    pub fn allocation_sites(&self, harness: &str, binary: &Path) -> Result<Sites> {
-        let harness = HarnessName::new(harness)?;
+    pub fn allocation_sites(&self, harness: &HarnessName, binary: &Path) -> Result<Sites> {
         crate::process::check()?;
         let mut scratch = ScratchDir::create(
             &self.outputs.join(".scratch"),
@@ -95,7 +94,7 @@ impl Runner {
             let child = ChildSpec {
                 plan: Plan::Nothing,
                 tool: Tool::Dhat,
-                ..self.child(&harness, binary, scratch.path(), runs)
+                ..self.child(harness, binary, scratch.path(), runs)
             }
             .run();
             let read = child.and_then(|child| {

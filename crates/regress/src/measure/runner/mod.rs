@@ -25,7 +25,7 @@ use regress_profile::annotated;
 
 use super::{MeasureError, Result};
 use crate::coverage::lines::Lines;
-use crate::harness_name::HarnessName;
+use crate::harness_name::{HarnessName, ToHarnessName};
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildSpec, Tool};
 use crate::measure::cpu_profile;
@@ -127,9 +127,14 @@ impl Runner {
     }
 
     /// Measures `harness`, a test of the test binary `binary`, and writes its
-    /// annotated profile and record into `perf_outputs/`.
-    pub fn measure(&self, harness: &str, binary: &Path) -> Result<Measurement> {
-        let harness = HarnessName::new(harness)?;
+    /// annotated profile and record into `perf_outputs/`. A name given as
+    /// text is checked first ([`ToHarnessName`]).
+    pub fn measure<N>(&self, harness: &N, binary: &Path) -> Result<Measurement>
+    where
+        N: ToHarnessName + ?Sized,
+    {
+        let harness = harness.to_harness_name()?;
+        let harness: &HarnessName = &harness;
         crate::process::check()?;
         let outputs = &self.outputs;
         std::fs::create_dir_all(outputs)
@@ -142,7 +147,7 @@ impl Runner {
                 NEXT_SCRATCH.fetch_add(1, Ordering::Relaxed)
             ),
         )?;
-        let result = self.measure_in(&harness, binary, scratch.path());
+        let result = self.measure_in(harness, binary, scratch.path());
         if let Err(error) = &result {
             // Keep the scratch folder after a failure: its logs are the
             // evidence the error message points to. An interrupted one
@@ -214,7 +219,7 @@ impl Runner {
         };
         if instructions <= 0 {
             return Err(MeasureError::NonPositiveCount {
-                harness: harness.to_string(),
+                harness: harness.clone(),
                 count: instructions,
             });
         }
@@ -226,7 +231,7 @@ impl Runner {
             })?;
         if annotation.total_instructions != instructions {
             return Err(MeasureError::AnnotationMismatch {
-                harness: harness.to_string(),
+                harness: harness.clone(),
                 annotated: annotation.total_instructions,
                 raw: instructions,
             });

@@ -33,7 +33,7 @@ pub struct Program {
     pub dir: PathBuf,
     pub program: PathBuf,
     /// The harnesses it hosts, sorted.
-    pub names: Vec<String>,
+    pub names: Vec<HarnessName>,
     /// Whether it came from the cache (no build ran).
     pub cached: bool,
 }
@@ -143,11 +143,7 @@ impl ProgramCache {
         let guard = RemoveOnDrop(staging.clone());
         let record = match build(&staging)? {
             Ok(()) => {
-                let names = program::list(&staging.join(PROGRAM))?
-                    .iter()
-                    .map(|name| HarnessName::new(name))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(crate::MeasureError::from)?;
+                let names = program::list(&staging.join(PROGRAM))?;
                 Record {
                     schema: SCHEMA,
                     revision: revision.to_owned(),
@@ -205,7 +201,7 @@ fn read(dir: &Path) -> Option<Built> {
     if !program.is_file() || !dir.join("Cargo.lock").is_file() {
         return None;
     }
-    let mut names: Vec<String> = record.names.into_iter().map(String::from).collect();
+    let mut names = record.names;
     names.sort();
     Some(Built::Program(Program {
         dir: dir.to_path_buf(),

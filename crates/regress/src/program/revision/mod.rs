@@ -139,7 +139,7 @@ pub fn measure(
             cached: true,
         });
     }
-    let measurement = runner.measure(harness.as_str(), &program.program)?;
+    let measurement = runner.measure(harness, &program.program)?;
     cache.store(harness, runner.output_dir());
     Ok(Measured {
         measurement,

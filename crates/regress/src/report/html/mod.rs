@@ -243,13 +243,13 @@ fn scaling_chart(scalings: &[Scaling]) -> Option<Chart> {
             let (library, path) = scaling
                 .harness
                 .split_once("::")
-                .unwrap_or((&scaling.harness, ""));
+                .unwrap_or((scaling.harness.as_str(), ""));
             let index = DEFAULT_PATHS
                 .iter()
                 .position(|p| p.trim_start_matches(':') == path)
                 .unwrap_or(0);
             Series {
-                name: scaling.harness.clone(),
+                name: scaling.harness.to_string(),
                 values: (1..=max_threads)
                     .map(|t| {
                         scaling
@@ -352,8 +352,6 @@ pub fn read_scalings(workspace: &Workspace) -> crate::Result<Vec<Scaling>> {
                 path: path.clone(),
                 source,
             })?;
-        // Read from a file: only a harness name is shown as one.
-        crate::HarnessName::new(&scaling.harness)?;
         scalings.push(scaling);
     }
     Ok(scalings)
@@ -524,5 +522,29 @@ mod tests {
             .expect("the OpenSSL line");
         assert!(openssl.contains(libraries::colour("openssl")), "{openssl}");
         assert!(!openssl.contains(libraries::colour("s2n_tls")), "{openssl}");
+    }
+
+    /// A scaling result is read from a file: its harness must be a
+    /// harness name, or the file is refused as it is read.
+    #[test]
+    fn scaling_results_read_back_and_a_bad_harness_name_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = Workspace::new(dir.path());
+        let folder = workspace.perf_outputs_dir().join("scale");
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        let path = folder.join("a.b.json");
+        let scaling = |named: &str| {
+            format!(
+                r#"{{"schema":{},"harness":"{named}","seconds_per_point":1.0,"points":[]}}"#,
+                crate::measure::scale::SCALE_SCHEMA
+            )
+        };
+        std::fs::write(&path, scaling("a::b")).expect("write");
+        let read = read_scalings(&workspace).expect("a sound result");
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].harness, "a::b");
+        std::fs::write(&path, scaling("../x")).expect("write");
+        let error = read_scalings(&workspace).unwrap_err().to_string();
+        assert!(error.contains("is not a harness name"), "{error}");
     }
 }

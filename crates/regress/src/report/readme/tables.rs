@@ -48,7 +48,7 @@ fn entry(file: &BaselineFile, method: Method, newest: bool) -> Option<&BaselineE
 
 fn to_count(file: &BaselineFile, entry: &BaselineEntry) -> Count {
     Count {
-        harness: file.harness.to_string(),
+        harness: file.harness.clone(),
         instructions: entry.instructions,
         bytes_per_run: entry.bytes_per_run,
         operations_per_run: entry.operations_per_run,
@@ -240,7 +240,7 @@ fn method_agreement(subtraction: &[Count], markers: &[Count]) -> String {
         let percent = difference.unsigned_abs() as f64 / before.instructions as f64 * 100.0;
         largest = largest.max(percent);
         table.row(vec![
-            before.harness.clone(),
+            before.harness.to_string(),
             count(before.instructions),
             count(after.instructions),
             signed(difference),

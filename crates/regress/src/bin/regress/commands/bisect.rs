@@ -8,8 +8,9 @@ use crate::cli::library_checkout;
 use crate::cli_history::BisectArgs;
 
 pub fn bisect(context: &Context, args: &BisectArgs) -> anyhow::Result<Outcome> {
-    // Refs, line and harness name first: a bad ref is refused before
-    // anything is created or Valgrind is looked for.
+    // Refs and line first (the harness name was checked when the
+    // arguments were parsed): a bad ref is refused before anything is
+    // created or Valgrind is looked for.
     let plan = Plan::resolve(
         &context.workspace,
         &BisectRequest {

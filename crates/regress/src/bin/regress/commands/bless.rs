@@ -16,12 +16,12 @@ pub fn bless(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
     // they do for `run`.
     let all = Measurement::read_all(workspace)?;
     let wanted = program::select(
-        all.iter().map(|m| m.harness.to_string()).collect(),
+        all.iter().map(|m| m.harness.clone()).collect(),
         &filters.harnesses,
     );
     let records: Vec<Measurement> = all
         .into_iter()
-        .filter(|m| wanted.iter().any(|name| m.harness == *name))
+        .filter(|m| wanted.contains(&m.harness))
         .collect();
     if records.is_empty() {
         bail!(

@@ -25,7 +25,7 @@ use regress::measure::valgrind::Valgrind;
 use regress::report::events::{Event, Listener};
 use regress::report::Reporter;
 use regress::workspace::Workspace;
-use regress::{program, Runner};
+use regress::{program, HarnessName, Runner};
 
 /// How a command ended; `main` turns it into the exit code. Ordered from
 /// best to worst.
@@ -119,7 +119,10 @@ impl Staged {
 /// build` cannot pull it from under a suite of measurements), and picks
 /// the harnesses `filters` select. Scratch folders that runs killed
 /// outright left behind are removed first.
-pub fn harnesses(runner: &Runner, filters: &[String]) -> anyhow::Result<(Staged, Vec<String>)> {
+pub fn harnesses(
+    runner: &Runner,
+    filters: &[String],
+) -> anyhow::Result<(Staged, Vec<HarnessName>)> {
     let scratch = runner.output_dir().join(".scratch");
     sweep_stale(&scratch);
     let built = program::build(&runner.workspace)?;
@@ -146,7 +149,7 @@ pub fn interrupted() -> anyhow::Result<()> {
 }
 
 /// The harnesses `filters` select, or an error that says how to list them.
-pub fn selected(names: Vec<String>, filters: &[String]) -> anyhow::Result<Vec<String>> {
+pub fn selected(names: Vec<HarnessName>, filters: &[String]) -> anyhow::Result<Vec<HarnessName>> {
     let names = program::select(names, filters);
     if names.is_empty() {
         bail!("no harness matches {filters:?}; `cargo run -p regress -- list` shows them all");

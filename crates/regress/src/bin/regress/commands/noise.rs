@@ -6,6 +6,7 @@ use regress::judge::noise::{FigureSpreads, Spread};
 use regress::parallel;
 use regress::report::events::{Event, Listener};
 use regress::report::Table;
+use regress::HarnessName;
 
 use super::{harnesses, interrupted, Context, Outcome};
 use crate::cli::NoiseArgs;
@@ -14,7 +15,7 @@ pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
     let runner = context.runner()?;
     let (program, names) = harnesses(&runner, &args.filters.harnesses)?;
     let reporter = context.reporter;
-    let jobs: Vec<&String> = names
+    let jobs: Vec<&HarnessName> = names
         .iter()
         .flat_map(|name| std::iter::repeat_n(name, args.runs as usize))
         .collect();
@@ -23,8 +24,8 @@ pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
         &jobs,
         context.workers(),
         reporter,
-        |name| (None, name.as_str()),
-        |name| runner.measure(name, program.path()),
+        |name| (None, *name),
+        |name| runner.measure(*name, program.path()),
     );
     interrupted()?;
     let mut spreads: Vec<Spread> = names
@@ -98,7 +99,7 @@ fn table(spreads: &[Spread], figures: &[FigureSpreads]) -> Table {
             )
         };
         table.row(vec![
-            spread.harness.clone(),
+            spread.harness.to_string(),
             spread.counts.len().to_string(),
             count(spread.min()),
             count(spread.max()),

@@ -20,7 +20,7 @@ pub fn run(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
         &names,
         context.workers(),
         reporter,
-        |name| (None, name.as_str()),
+        |name| (None, name),
         |name| runner.measure(name, program.path()),
     );
     interrupted()?;
@@ -44,7 +44,7 @@ pub fn run(context: &Context, filters: &Filters) -> anyhow::Result<Outcome> {
                     error: &error,
                 });
                 table.row(vec![
-                    name.clone(),
+                    name.to_string(),
                     "-".into(),
                     "-".into(),
                     "-".into(),

@@ -20,7 +20,7 @@ pub fn scale(context: &Context, args: &ScaleArgs) -> anyhow::Result<Outcome> {
     let threads = regress::parallel::workers(args.threads);
     let binary = program::build(&context.workspace)?;
     let all = program::list(&binary)?;
-    let names: Vec<String> = if args.filters.harnesses.is_empty() {
+    let names: Vec<HarnessName> = if args.filters.harnesses.is_empty() {
         all.into_iter()
             .filter(|name| DEFAULT_PATHS.iter().any(|path| name.ends_with(path)))
             .collect()
@@ -54,7 +54,7 @@ pub fn scale(context: &Context, args: &ScaleArgs) -> anyhow::Result<Outcome> {
             regress::report::scaling_table(&scaling).to_markdown()
         ));
         regress::atomic_file::write(
-            &HarnessName::new(name)?.file_in(&outputs, ".json"),
+            &name.file_in(&outputs, ".json"),
             serde_json::to_string_pretty(&scaling)?.as_bytes(),
         )?;
         results.push(scaling);
