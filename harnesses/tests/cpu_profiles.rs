@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use regress::measure::cpu_profile::CpuProfile;
-use regress::{Measurement, Runner};
+use regress::{HarnessName, Measurement, Runner};
 use regress_profile::cachegrind_out;
 use support::Scratch;
 
@@ -54,7 +54,7 @@ fn any_function(functions: &[(String, String)], part: &str) -> bool {
 #[test]
 fn no_aesni_reaches_aws_lc_and_its_check_is_not_vacuous() {
     let scratch = Scratch::new();
-    let harness = "aws_lc_rs::aead_aes128gcm_seal_1024";
+    let harness = &HarnessName::new("aws_lc_rs::aead_aes128gcm_seal_1024").expect("a name");
     let Some(default) = runner(&scratch, CpuProfile::Default) else {
         return;
     };
@@ -98,7 +98,7 @@ fn no_aesni_reaches_aws_lc_and_its_check_is_not_vacuous() {
 #[test]
 fn baseline_reaches_openssl_as_openssl_reports_it() {
     let scratch = Scratch::new();
-    let harness = "openssl::record_aes128gcm_1k";
+    let harness = &HarnessName::new("openssl::record_aes128gcm_1k").expect("a name");
     let Some(default) = runner(&scratch, CpuProfile::Default) else {
         return;
     };

@@ -13,6 +13,7 @@ use std::time::Duration;
 mod support;
 
 use harnesses::calibration::{Spin, INSTRUCTIONS_PER_ITERATION};
+use regress::harness_name::HarnessName;
 use regress::workspace::Workspace;
 use regress::{MeasureError, Runner};
 use regress_measure::program::{self, Entry};
@@ -133,6 +134,11 @@ fn runner(workspace: Workspace, timeout: Duration) -> Option<Runner> {
     Some(Runner::new(workspace, valgrind, timeout).expect("runner"))
 }
 
+/// A fixture's name, checked as the runner wants it.
+fn name(text: &str) -> HarnessName {
+    HarnessName::new(text).expect("a harness name")
+}
+
 fn this_binary() -> PathBuf {
     std::env::current_exe().expect("current exe")
 }
@@ -143,10 +149,10 @@ fn calibration_counts_exactly_three_instructions_per_iteration() {
         return;
     };
     let one = runner
-        .measure("fixture::spin_1m", &this_binary())
+        .measure(&name("fixture::spin_1m"), &this_binary())
         .expect("measure 1M");
     let two = runner
-        .measure("fixture::spin_2m", &this_binary())
+        .measure(&name("fixture::spin_2m"), &this_binary())
         .expect("measure 2M");
     assert_eq!(
         two.instructions - one.instructions,
@@ -165,7 +171,7 @@ fn calibration_counts_exactly_three_instructions_per_iteration() {
         one.instructions
     );
     let again = runner
-        .measure("fixture::spin_1m", &this_binary())
+        .measure(&name("fixture::spin_1m"), &this_binary())
         .expect("measure again");
     assert_eq!(
         again.instructions, one.instructions,
@@ -217,17 +223,19 @@ fn forked_children_count_what_started_children_count() {
         let mut runner = runner.clone();
         runner.valgrind.method = method;
         let forked_before = fork_server::forked_children();
-        let first = runner.measure("fixture::spin_1m", &binary).expect("forked");
+        let first = runner
+            .measure(&name("fixture::spin_1m"), &binary)
+            .expect("forked");
         runner
-            .measure("fixture::spin_2m", &binary)
+            .measure(&name("fixture::spin_2m"), &binary)
             .expect("another harness, forked from the same server");
         // Fails in its first child: under subtraction, that lane's server
         // is one child ahead of the other's from here on.
         runner
-            .measure("fixture::panics", &binary)
+            .measure(&name("fixture::panics"), &binary)
             .expect_err("the fixture panics");
         let again = runner
-            .measure("fixture::spin_1m", &binary)
+            .measure(&name("fixture::spin_1m"), &binary)
             .expect("forked after other harnesses");
         assert!(
             fork_server::forked_children() >= forked_before + 4,
@@ -236,7 +244,7 @@ fn forked_children_count_what_started_children_count() {
         let alone = runner
             .clone()
             .with_fork_servers(false)
-            .measure("fixture::spin_1m", &binary)
+            .measure(&name("fixture::spin_1m"), &binary)
             .expect("started on its own");
         assert_eq!(
             again, first,
@@ -275,7 +283,7 @@ fn a_harness_that_panics_under_valgrind_shows_its_stderr() {
         return;
     };
     let error = runner
-        .measure("fixture::panics", &this_binary())
+        .measure(&name("fixture::panics"), &this_binary())
         .unwrap_err();
     assert!(matches!(error, MeasureError::ChildFailed { .. }), "{error}");
     let message = error.to_string();
@@ -295,7 +303,7 @@ fn a_harness_that_hangs_is_killed_after_the_timeout() {
         return;
     };
     let error = runner
-        .measure("fixture::hangs", &this_binary())
+        .measure(&name("fixture::hangs"), &this_binary())
         .unwrap_err();
     assert!(
         matches!(error, MeasureError::Timeout { seconds: 15, .. }),
@@ -313,7 +321,7 @@ fn a_name_the_program_does_not_host_is_reported_not_measured() {
         return;
     };
     let error = runner
-        .measure("fixture::no_such_harness", &this_binary())
+        .measure(&name("fixture::no_such_harness"), &this_binary())
         .unwrap_err();
     assert!(matches!(error, MeasureError::ChildFailed { .. }), "{error}");
     assert!(
@@ -332,7 +340,7 @@ fn an_unwritable_output_folder_is_a_clear_error() {
         return;
     };
     let error = runner
-        .measure("fixture::spin_1m", &this_binary())
+        .measure(&name("fixture::spin_1m"), &this_binary())
         .unwrap_err();
     let message = error.to_string();
     assert!(message.contains("perf_outputs"), "{message}");
@@ -351,7 +359,7 @@ fn two_measurements_at_once_leave_whole_files() {
     let binary = this_binary();
     let results: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
-            .map(|_| scope.spawn(|| runner.measure("fixture::spin_1m", &binary)))
+            .map(|_| scope.spawn(|| runner.measure(&name("fixture::spin_1m"), &binary)))
             .collect();
         handles
             .into_iter()

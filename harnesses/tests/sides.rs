@@ -173,6 +173,11 @@ fn runner_of(dir: &Path, callgrind: bool) -> Option<Runner> {
     Some(Runner::new(Workspace::new(dir), valgrind, Duration::from_secs(300)).expect("runner"))
 }
 
+/// A fixture's name, checked as the runner wants it.
+fn name(text: &str) -> regress::HarnessName {
+    regress::HarnessName::new(text).expect("a harness name")
+}
+
 fn this_binary() -> PathBuf {
     std::env::current_exe().expect("current exe")
 }
@@ -191,7 +196,7 @@ fn parts_add_up_to_the_count_and_each_is_its_own_loop() {
         return;
     };
     let measurement = runner
-        .measure("fixture::sided", &this_binary())
+        .measure(&name("fixture::sided"), &this_binary())
         .expect("measure");
     let get = |metric: Metric| measurement.metrics[&metric];
     // The runner checked the sum; the record says it again.
@@ -235,7 +240,7 @@ fn parts_add_up_to_the_count_and_each_is_its_own_loop() {
     );
     // Measured again: every figure repeats exactly.
     let again = runner
-        .measure("fixture::sided", &this_binary())
+        .measure(&name("fixture::sided"), &this_binary())
         .expect("again");
     assert_eq!(again.metrics, measurement.metrics);
     assert_eq!(again.instructions, measurement.instructions);
@@ -245,7 +250,7 @@ fn parts_add_up_to_the_count_and_each_is_its_own_loop() {
         return;
     };
     let other = cachegrind
-        .measure("fixture::sided", &this_binary())
+        .measure(&name("fixture::sided"), &this_binary())
         .expect("cachegrind's method");
     assert_eq!(
         (other.instructions, &other.metrics),
@@ -261,7 +266,7 @@ fn parts_that_do_not_add_up_are_an_error() {
         return;
     };
     let error = runner
-        .measure("fixture::uneven", &this_binary())
+        .measure(&name("fixture::uneven"), &this_binary())
         .unwrap_err();
     assert!(
         matches!(error, MeasureError::PartsDoNotAddUp { .. }),

@@ -9,7 +9,6 @@
 //! name that passed the check, and every function that turns a name into a
 //! path takes one: a record naming `../../../tmp/x` never reaches a path.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -151,33 +150,6 @@ impl fmt::Display for HarnessName {
     }
 }
 
-/// What [`crate::Runner::measure`] takes as a harness's name: a
-/// [`HarnessName`], used as it is, or text, checked first. The runner
-/// passes the names it listed; the harness tests (`harnesses/tests/`)
-/// name their fixtures with literals.
-pub trait ToHarnessName {
-    /// The checked name: borrowed from a [`HarnessName`], made from text.
-    fn to_harness_name(&self) -> Result<Cow<'_, HarnessName>, InvalidHarnessName>;
-}
-
-impl ToHarnessName for HarnessName {
-    fn to_harness_name(&self) -> Result<Cow<'_, HarnessName>, InvalidHarnessName> {
-        Ok(Cow::Borrowed(self))
-    }
-}
-
-impl ToHarnessName for str {
-    fn to_harness_name(&self) -> Result<Cow<'_, HarnessName>, InvalidHarnessName> {
-        HarnessName::new(self).map(Cow::Owned)
-    }
-}
-
-impl ToHarnessName for String {
-    fn to_harness_name(&self) -> Result<Cow<'_, HarnessName>, InvalidHarnessName> {
-        self.as_str().to_harness_name()
-    }
-}
-
 /// The first part of every constant-flow entry's name: the measured program
 /// hosts these beside the perf harnesses (`crate::constant_flow` checks
 /// them).
@@ -246,14 +218,5 @@ mod tests {
             "{error}"
         );
         assert_eq!(serde_json::to_string(&ok).expect("json"), "\"a::b\"");
-    }
-
-    #[test]
-    fn text_becomes_a_name_only_when_it_is_one() {
-        let name = HarnessName::new("a::b").expect("valid");
-        assert!(matches!(name.to_harness_name(), Ok(Cow::Borrowed(_))));
-        assert_eq!(*"a::b".to_harness_name().expect("valid"), name);
-        assert_eq!(*"a::b".to_owned().to_harness_name().expect("valid"), name);
-        assert!("../x".to_harness_name().is_err());
     }
 }

@@ -25,7 +25,7 @@ use regress_profile::annotated;
 
 use super::{MeasureError, Result};
 use crate::coverage::lines::Lines;
-use crate::harness_name::{HarnessName, ToHarnessName};
+use crate::harness_name::HarnessName;
 use crate::measure::annotate;
 use crate::measure::cachegrind::{self, ChildSpec, Tool};
 use crate::measure::cpu_profile;
@@ -127,14 +127,8 @@ impl Runner {
     }
 
     /// Measures `harness`, a test of the test binary `binary`, and writes its
-    /// annotated profile and record into `perf_outputs/`. A name given as
-    /// text is checked first ([`ToHarnessName`]).
-    pub fn measure<N>(&self, harness: &N, binary: &Path) -> Result<Measurement>
-    where
-        N: ToHarnessName + ?Sized,
-    {
-        let harness = harness.to_harness_name()?;
-        let harness: &HarnessName = &harness;
+    /// annotated profile and record into `perf_outputs/`.
+    pub fn measure(&self, harness: &HarnessName, binary: &Path) -> Result<Measurement> {
         crate::process::check()?;
         let outputs = &self.outputs;
         std::fs::create_dir_all(outputs)

@@ -25,7 +25,7 @@ pub fn noise(context: &Context, args: &NoiseArgs) -> anyhow::Result<Outcome> {
         context.workers(),
         reporter,
         |name| (None, *name),
-        |name| runner.measure(*name, program.path()),
+        |name| runner.measure(name, program.path()),
     );
     interrupted()?;
     let mut spreads: Vec<Spread> = names
