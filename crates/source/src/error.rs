@@ -215,6 +215,12 @@ pub enum SourceError {
     #[error("{path} is not valid UTF-8, which cargo's --config values need; move it")]
     NonUtf8Path { path: PathBuf },
 
+    #[error(
+        "cannot tell which OpenSSL the tree holds: {path}: {reason}.\n  \
+         Is it an OpenSSL source tree (VERSION.dat, or include/openssl/opensslv.h for 1.1.1)?"
+    )]
+    OpenSslVersion { path: PathBuf, reason: String },
+
     #[error("unexpected output from `{command}`: {reason}")]
     Unexpected { command: String, reason: String },
 

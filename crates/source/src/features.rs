@@ -28,8 +28,22 @@ pub struct Coverage {
     pub library: &'static str,
     /// The crate whose version decides (the library's main crate).
     pub krate: &'static str,
+    /// Which version of that crate's decides.
+    pub decided_by: DecidedBy,
     /// The generations, oldest first.
     pub generations: &'static [Generation],
+}
+
+/// Which version a generation's requirement is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecidedBy {
+    /// The crate's own version.
+    CrateVersion,
+    /// The OpenSSL release an `openssl-src` crate carries, from its
+    /// version's build metadata: `300.0.13+3.0.8` (a release) and
+    /// `300.5.5+3.0.8` (a shell, [`crate::openssl_src`]) both decide as
+    /// 3.0.8, and 1.1.1w as 1.1.1.
+    OpenSslRelease,
 }
 
 /// Versions of a library that one body of harness code builds against.
@@ -67,12 +81,12 @@ pub struct Marker {
     pub contains: &'static str,
 }
 
-/// What the harnesses cover, library by library (OpenSSL is the system's
-/// libssl, not built from source, so it has no entry).
-pub static COVERAGE: [Coverage; 3] = [
+/// What the harnesses cover, library by library.
+pub static COVERAGE: [Coverage; 4] = [
     Coverage {
         library: "s2n-tls",
         krate: "s2n-tls",
+        decided_by: DecidedBy::CrateVersion,
         generations: &[Generation {
             versions: ">=0.3.42, <0.4",
             label: "0.3.42 and later 0.3.x",
@@ -84,6 +98,7 @@ pub static COVERAGE: [Coverage; 3] = [
     Coverage {
         library: "rustls",
         krate: "rustls",
+        decided_by: DecidedBy::CrateVersion,
         generations: &[
             Generation {
                 versions: "^0.23",
@@ -111,6 +126,7 @@ pub static COVERAGE: [Coverage; 3] = [
     Coverage {
         library: "aws-lc-rs",
         krate: "aws-lc-rs",
+        decided_by: DecidedBy::CrateVersion,
         generations: &[Generation {
             versions: "^1",
             label: "1.x",
@@ -118,6 +134,31 @@ pub static COVERAGE: [Coverage; 3] = [
             features: &[],
             variants: &[],
         }],
+    },
+    // Every OpenSSL tree is built by the pinned `openssl-src` build logic
+    // (`crate::openssl_src`). 1.1.1 is not covered: its `Configure`
+    // refuses `no-module`, which that logic passes, and the harnesses call
+    // 3.0 functions (`SSL_group_to_name`, `OPENSSL_info`).
+    Coverage {
+        library: "openssl",
+        krate: "openssl-src",
+        decided_by: DecidedBy::OpenSslRelease,
+        generations: &[
+            Generation {
+                versions: "^3",
+                label: "3.x",
+                checked: "3.0.8, 3.1.4, 3.2.1, 3.3.2, 3.4.1, 3.5.5, 3.6.3",
+                features: &[],
+                variants: &[],
+            },
+            Generation {
+                versions: "~4.0",
+                label: "4.0",
+                checked: "4.0.3",
+                features: &[],
+                variants: &[],
+            },
+        ],
     },
 ];
 
@@ -142,11 +183,28 @@ impl Coverage {
         COVERAGE.iter().find(|coverage| coverage.library == library)
     }
 
-    /// The generation covering `version`.
+    /// The generation covering the crate at `version`.
     pub fn generation(&self, version: &semver::Version) -> Option<&'static Generation> {
+        let deciding = self.deciding(version)?;
         self.generations
             .iter()
-            .find(|generation| generation.requirement().matches(version))
+            .find(|generation| generation.requirement().matches(&deciding))
+    }
+
+    /// The version the generations' requirements are matched against, for
+    /// the crate at `version` (`None`: it says no OpenSSL release).
+    pub fn deciding(&self, version: &semver::Version) -> Option<semver::Version> {
+        match self.decided_by {
+            DecidedBy::CrateVersion => Some(version.clone()),
+            DecidedBy::OpenSslRelease => {
+                let release = crate::openssl_src::OpenSslVersion::of_release(version)?;
+                Some(semver::Version::new(
+                    u64::from(release.major),
+                    u64::from(release.minor),
+                    u64::from(release.patch),
+                ))
+            }
+        }
     }
 
     /// `0.23.x and 0.24.0-dev.1`, for messages.
@@ -228,7 +286,9 @@ pub fn check_coverage(patches: &[PatchSet]) -> Result<(), NotCovered> {
             if coverage.generation(&krate.version).is_none() {
                 return Err(NotCovered {
                     library: coverage.library,
-                    version: krate.version.clone(),
+                    version: coverage
+                        .deciding(&krate.version)
+                        .unwrap_or_else(|| krate.version.clone()),
                     covered: coverage.covered(),
                 });
             }

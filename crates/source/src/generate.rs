@@ -55,6 +55,7 @@ pub(crate) fn generate(
     match library.generation {
         Generation::None => Ok(()),
         Generation::S2nTlsBindings => s2n_tls_bindings(library, tree, label, dirs, options),
+        Generation::OpenSslShell => crate::openssl_src::generate(tree, dirs, options),
     }
 }
 

@@ -50,6 +50,7 @@ pub mod generate;
 pub mod git;
 pub mod library;
 pub mod manifest;
+pub mod openssl_src;
 pub mod options;
 pub mod patch;
 pub mod paths;

@@ -57,6 +57,9 @@ pub enum Generation {
     /// into `s2n-tls-sys/lib/`, generate the bindings with bindgen); see
     /// [`crate::generate`].
     S2nTlsBindings,
+    /// OpenSSL: the tree becomes the `openssl/` folder of an `openssl-src`
+    /// shell with the pinned build logic ([`crate::openssl_src`]).
+    OpenSslShell,
 }
 
 /// The folder of s2n-tls's Rust bindings inside its repository.
@@ -162,8 +165,51 @@ pub static AWS_LC_RS: Library = Library {
     affects: &["aws_lc_rs::", "rustls::", "s2n_tls::"],
 };
 
+/// OpenSSL's repository (or a release tree): built through an
+/// `openssl-src` shell made around it ([`crate::openssl_src`]), which is
+/// the crate patched in. What `Configure` reads is exported (paths a
+/// release line lacks, such as 3.0's top-level `e_os.h`, are left out
+/// where absent); `test/` is not (the build logic configures `no-tests`).
+pub static OPENSSL: Library = Library {
+    name: "openssl",
+    layout: &["Configure", "crypto/", "ssl/", "include/openssl/"],
+    crates: &[CrateSpec {
+        name: "openssl-src",
+        dir: OPENSSL_SHELL,
+        optional: false,
+    }],
+    export: &[
+        "Configure",
+        "Configurations",
+        "VERSION.dat",
+        "build.info",
+        "config",
+        "e_os.h",
+        "apps",
+        "crypto",
+        "doc",
+        "engines",
+        "exporters",
+        "external",
+        "fuzz",
+        "include",
+        "ms",
+        "os-dep",
+        "providers",
+        "ssl",
+        "tools",
+        "util",
+    ],
+    submodules: &[],
+    generation: Generation::OpenSslShell,
+    affects: &["openssl::"],
+};
+
+/// Where the OpenSSL shell is made in an export (a generated folder).
+pub const OPENSSL_SHELL: &str = "openssl-src";
+
 /// Every library, in the order they are listed to users.
-pub static LIBRARIES: [&Library; 3] = [&S2N_TLS, &RUSTLS, &AWS_LC_RS];
+pub static LIBRARIES: [&Library; 4] = [&S2N_TLS, &RUSTLS, &AWS_LC_RS, &OPENSSL];
 
 impl Library {
     /// The library called `name`, or an error listing the known ones.
@@ -214,10 +260,14 @@ mod tests {
     #[test]
     fn names_resolve_and_unknown_ones_list_the_known() {
         assert_eq!(Library::named("s2n-tls").expect("known").name, "s2n-tls");
-        let error = Library::named("openssl").unwrap_err();
+        assert_eq!(Library::named("openssl").expect("known").name, "openssl");
+        let error = Library::named("boringssl").unwrap_err();
         let message = error.to_string();
-        assert!(message.contains("\"openssl\""), "{message}");
-        assert!(message.contains("s2n-tls, rustls, aws-lc-rs"), "{message}");
+        assert!(message.contains("\"boringssl\""), "{message}");
+        assert!(
+            message.contains("s2n-tls, rustls, aws-lc-rs, openssl"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -254,7 +304,8 @@ mod tests {
                 assert!(exported(path.trim_end_matches('/')), "{library}: {path}");
             }
             for spec in library.crates {
-                assert!(exported(spec.dir), "{library}: {}", spec.dir);
+                let generated = library.generation == Generation::OpenSslShell;
+                assert!(generated || exported(spec.dir), "{library}: {}", spec.dir);
             }
             for path in library.export {
                 assert!(crate::paths::RelativePath::new(path).is_ok(), "{path}");

@@ -89,6 +89,96 @@ fn s2n_tls_resolves_from_the_export() {
     );
 }
 
+/// An OpenSSL checkout is built through a shell around its export: the
+/// pinned `openssl-src`'s manifest and build logic, the tree as its
+/// `openssl/`, the tree's release as build metadata; cargo then takes
+/// `openssl-src` from the shell. A 1.1.1 tree is refused before cargo.
+#[test]
+fn openssl_is_patched_in_as_a_shell_around_the_export() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = repos::openssl(dir.path(), None);
+    let dirs = dirs("patch-openssl");
+    let lock = real_lock();
+    let set = patch_set("openssl", &root, &dirs);
+    let locked = semver::Version::parse(&common::locked_version("openssl-src")).expect("locked");
+    let [krate] = set.crates.as_slice() else {
+        panic!("one crate: {:?}", set.crates);
+    };
+    assert_eq!(krate.name, "openssl-src");
+    assert_eq!(krate.version, locked, "the pinned release's own tree");
+    for file in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "openssl/Configure",
+        "openssl/ssl/s3_lib.c",
+    ] {
+        assert!(krate.path.join(file).is_file(), "{file}");
+    }
+    assert!(
+        !krate.path.join("openssl/test").exists(),
+        "test/ is not exported"
+    );
+    let scratch =
+        ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options()).expect("prepare");
+    let cargo = Cargo::detect(&workspace(), &options()).expect("cargo");
+    let (resolved, _) =
+        metadata(&cargo, scratch.root(), scratch.cargo_args(), &options()).expect("metadata");
+    let used = resolved
+        .packages
+        .iter()
+        .find(|package| package.name.as_str() == "openssl-src")
+        .expect("openssl-src in the graph");
+    assert!(used.source.is_none(), "a path package, not crates.io's");
+    assert!(
+        used.manifest_path
+            .starts_with(krate.path.to_str().expect("utf-8")),
+        "{}",
+        used.manifest_path
+    );
+    drop(scratch);
+
+    // Another release line's tree: its release is the build metadata, and
+    // the lock of the copy moves to it.
+    let other = tempfile::tempdir().expect("tempdir");
+    let root = repos::openssl(other.path(), Some((3, 0, 8)));
+    let set = patch_set("openssl", &root, &dirs);
+    let expected = format!("{}.{}.{}+3.0.8", locked.major, locked.minor, locked.patch);
+    assert_eq!(set.crates[0].version.to_string(), expected);
+    let scratch =
+        ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options()).expect("prepare");
+    let moved: Vec<String> = scratch
+        .lock_updates
+        .iter()
+        .map(|update| format!("{} -> {}", update.from, update.to))
+        .collect();
+    assert_eq!(moved, [format!("{locked} -> {expected}")]);
+    drop(scratch);
+
+    // 1.1.1 is not covered, and says so before cargo is asked.
+    let old = tempfile::tempdir().expect("tempdir");
+    let root = repos::openssl(old.path(), None);
+    std::fs::remove_file(root.join("VERSION.dat")).expect("rm");
+    common::write(
+        &root.join("include/openssl/opensslv.h"),
+        "# define OPENSSL_VERSION_TEXT    \"OpenSSL 1.1.1w  11 Sep 2023\"\n",
+    );
+    repos::commit_all(&root, "1.1.1w");
+    let set = patch_set("openssl", &root, &dirs);
+    let error = ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options())
+        .expect_err("1.1.1 is not covered");
+    let message = error.to_string();
+    assert!(matches!(error, SourceError::NotCovered(_)), "{message}");
+    assert!(
+        message.contains("openssl 1.1.1 is not covered"),
+        "{message}"
+    );
+    assert!(
+        message.contains("the harnesses cover 3.x and 4.0"),
+        "{message}"
+    );
+    assert_eq!(real_lock(), lock, "the workspace's Cargo.lock is untouched");
+}
+
 #[test]
 fn version_skew_moves_the_lock_of_the_copy_only() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -16,7 +16,9 @@ fn an_unknown_library_lists_the_known_ones() {
         "{error}"
     );
     assert!(
-        error.to_string().contains("s2n-tls, rustls, aws-lc-rs"),
+        error
+            .to_string()
+            .contains("s2n-tls, rustls, aws-lc-rs, openssl"),
         "{error}"
     );
 }

@@ -34,7 +34,7 @@ pub fn write(root: &Path, baselines: &Path, dir: &Path) -> Result<Option<PathBuf
             .iter()
             .filter(|r| r.entry(&setup).is_some())
             .collect();
-        let versions: Vec<String> = shown.iter().map(|r| r.revision.clone()).collect();
+        let versions: Vec<String> = shown.iter().map(|r| r.label()).collect();
         let paths: std::collections::BTreeSet<HarnessName> = shown
             .iter()
             .flat_map(|r| {

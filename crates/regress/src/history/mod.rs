@@ -62,6 +62,8 @@ pub struct HistoryRequest {
     /// `NAME`, with `versions` (or alone, to read the stored history).
     pub library: String,
     pub versions: Option<String>,
+    /// With `versions`: only the newest patch release of each minor one.
+    pub newest_patch: bool,
     pub revs: Option<Revs>,
     pub every: Option<u64>,
     pub tags: bool,
@@ -81,7 +83,8 @@ pub struct Revs {
 }
 
 enum Source {
-    Published(VersionRange),
+    /// The range, and whether only each minor release's newest patch.
+    Published(VersionRange, bool),
     Revisions {
         checkout: Checkout,
         /// `(commit, title)`, oldest first.
@@ -164,7 +167,9 @@ impl Plan {
                     ))
                 })?;
                 let source = match versions {
-                    Some(range) => Source::Published(VersionRange::parse(range)?),
+                    Some(range) => {
+                        Source::Published(VersionRange::parse(range)?, request.newest_patch)
+                    }
                     None => Source::Stored,
                 };
                 (library, source)
@@ -237,7 +242,7 @@ impl Plan {
         let dirs = SourceDirs::new(root)?;
         let (builder, revisions): (Box<dyn Builder>, Vec<Titled>) = match &self.source {
             Source::Stored => return Ok(HistoryResult::default()),
-            Source::Published(range) => {
+            Source::Published(range, newest_patch) => {
                 let Some(builder) = PublishedVersions::new(
                     self.library,
                     dirs,
@@ -261,6 +266,11 @@ impl Plan {
                     range,
                     &self.options,
                 )?;
+                let found = if *newest_patch {
+                    versions::newest_patch(found, builder.coverage())
+                } else {
+                    found
+                };
                 if found.is_empty() {
                     return Err(HistoryError::NoPublishedVersion {
                         krate: builder.krate().to_owned(),

@@ -176,6 +176,19 @@ impl Entry {
 }
 
 impl Record {
+    /// How tables and charts name the record: a commit by its short hash,
+    /// a version as it is, and an `openssl-src` release by the OpenSSL
+    /// release it carries (`300.0.13+3.0.8` is 3.0.8).
+    pub fn label(&self) -> String {
+        if self.title.is_some() {
+            return regress_source::git::short(&self.revision).to_owned();
+        }
+        semver::Version::parse(&self.revision)
+            .ok()
+            .and_then(|version| regress_source::openssl_src::OpenSslVersion::of_release(&version))
+            .map_or_else(|| self.revision.clone(), |release| release.to_string())
+    }
+
     /// The entry of `setup`, if the record has one.
     pub fn entry(&self, setup: &(String, Method)) -> Option<&Entry> {
         self.entries.iter().find(|entry| &entry.setup() == setup)

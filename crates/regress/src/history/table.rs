@@ -51,10 +51,7 @@ pub fn markdown(
             setup.0, setup.1
         );
     }
-    let label = |record: &Record| match &record.title {
-        Some(_) => regress_source::git::short(&record.revision).to_owned(),
-        None => record.revision.clone(),
-    };
+    let label = Record::label;
     let paths: BTreeSet<&HarnessName> = shown.iter().flat_map(|(_, e)| e.paths.keys()).collect();
     let mut header = vec!["path".to_owned()];
     header.extend(shown.iter().map(|(record, _)| label(record)));

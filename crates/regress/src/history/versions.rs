@@ -14,10 +14,31 @@
 use std::path::Path;
 
 use regress_source::cargo::Cargo;
+use regress_source::features::Coverage;
 use regress_source::process::{self, RunOptions};
 use regress_source::Options;
 
 use super::HistoryError;
+
+/// The newest patch release of each minor release in `versions` (oldest
+/// first, as [`published`] returns them), in the same order: for a crate,
+/// of each `major.minor`; for OpenSSL's `openssl-src`, of each OpenSSL
+/// release line its build metadata names (300.0.13+3.0.8 is 3.0's).
+pub fn newest_patch(versions: Vec<semver::Version>, coverage: &Coverage) -> Vec<semver::Version> {
+    let line = |version: &semver::Version| {
+        coverage
+            .deciding(version)
+            .map_or((version.major, version.minor), |v| (v.major, v.minor))
+    };
+    let mut kept: Vec<semver::Version> = Vec::new();
+    for version in versions {
+        match kept.last_mut() {
+            Some(last) if line(last) == line(&version) => *last = version,
+            _ => kept.push(version),
+        }
+    }
+    kept
+}
 
 /// The most versions one range may hold.
 pub const MAX_VERSIONS: usize = 64;
@@ -178,6 +199,54 @@ mod tests {
         ] {
             assert!(VersionRange::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    fn versions(texts: &[&str]) -> Vec<semver::Version> {
+        texts
+            .iter()
+            .map(|text| semver::Version::parse(text).expect("version"))
+            .collect()
+    }
+
+    #[test]
+    fn newest_patches_of_openssl_follow_its_own_release_lines() {
+        let openssl = Coverage::of("openssl").expect("openssl");
+        let found = versions(&[
+            "300.0.12+3.0.8",
+            "300.0.13+3.0.8",
+            "300.1.5+3.1.3",
+            "300.1.6+3.1.4",
+            "300.5.5+3.5.5",
+            "300.6.1+3.6.3",
+            "400.0.2+4.0.3",
+        ]);
+        assert_eq!(
+            newest_patch(found, openssl),
+            versions(&[
+                "300.0.13+3.0.8",
+                "300.1.6+3.1.4",
+                "300.5.5+3.5.5",
+                "300.6.1+3.6.3",
+                "400.0.2+4.0.3"
+            ])
+        );
+        let aws_lc_rs = Coverage::of("aws-lc-rs").expect("aws-lc-rs");
+        let found = versions(&["1.13.0", "1.13.3", "1.14.0", "1.14.1"]);
+        assert_eq!(
+            newest_patch(found, aws_lc_rs),
+            versions(&["1.13.3", "1.14.1"])
+        );
+        let s2n = Coverage::of("s2n-tls").expect("s2n-tls");
+        let found = versions(&["0.3.42", "0.3.47"]);
+        assert_eq!(newest_patch(found, s2n), versions(&["0.3.47"]));
+    }
+
+    #[test]
+    fn a_range_below_a_release_with_build_metadata_is_a_requirement() {
+        let range = VersionRange::parse("300.0.0..=400.0.2").expect("range");
+        let found = semver::Version::parse("300.0.13+3.0.8").expect("version");
+        let requirement = range.requirement(Some(&found));
+        semver::VersionReq::parse(&requirement).expect(&requirement);
     }
 
     #[test]

@@ -46,7 +46,7 @@ use crate::checkout::{check_layout, Checkout};
 use crate::dirs::SourceDirs;
 use crate::error::SourceError;
 use crate::git::short;
-use crate::library::Library;
+use crate::library::{Generation, Library};
 use crate::options::Options;
 use crate::paths::TreeWriter;
 use crate::revision::Revision;
@@ -136,6 +136,12 @@ fn export_placed(
     walk: bool,
 ) -> Result<Export, SourceError> {
     let mut exported = export_keyed(checkout, revision, dirs, options)?;
+    if !exported.created && exported.library.generation == Generation::OpenSslShell {
+        // An OpenSSL export made earlier carries the build logic pinned
+        // then: the shell is brought up to the one pinned now (only files
+        // that differ are written).
+        crate::openssl_src::generate(&exported.tree, dirs, options)?;
+    }
     let folder = if exported.key.starts_with(live::PREFIX) {
         live::name(checkout.root())
     } else if walk {

@@ -46,6 +46,23 @@ pub fn options() -> Options {
     Options::default()
 }
 
+/// The version of `name` this workspace's `Cargo.lock` holds (one).
+pub fn locked_version(name: &str) -> String {
+    let lock: toml::Table = std::fs::read_to_string(workspace().join("Cargo.lock"))
+        .expect("Cargo.lock")
+        .parse()
+        .expect("lock TOML");
+    let versions: Vec<&str> = lock["package"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .filter(|package| package["name"].as_str() == Some(name))
+        .filter_map(|package| package["version"].as_str())
+        .collect();
+    assert_eq!(versions.len(), 1, "{name}: {versions:?}");
+    versions[0].to_owned()
+}
+
 /// Where the registry unpacked `name` `version` for this workspace.
 pub fn registry_source(name: &str, version: &str) -> PathBuf {
     static PACKAGES: OnceLock<Vec<(String, String, PathBuf)>> = OnceLock::new();

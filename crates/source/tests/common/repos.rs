@@ -1,5 +1,6 @@
-//! Git repositories in the real layouts of s2n-tls, rustls and aws-lc-rs,
-//! made from the published crates of the versions this workspace locks.
+//! Git repositories in the real layouts of s2n-tls, rustls, aws-lc-rs and
+//! OpenSSL, made from the published crates of the versions this workspace
+//! locks.
 
 use std::path::{Path, PathBuf};
 
@@ -188,6 +189,27 @@ fn workspace_manifest(published: &[&Path]) -> String {
         text.push_str(&format!("{name} = {:?}\n", version));
     }
     text
+}
+
+/// OpenSSL's repository at the release the pinned `openssl-src` carries:
+/// its `openssl/` folder is OpenSSL's own tree (`Configure`, `crypto/`,
+/// `ssl/`, `include/`, ...). With `version`, `VERSION.dat` says that
+/// release instead (for a tree of another line).
+pub fn openssl(dir: &Path, version: Option<(u32, u32, u32)>) -> PathBuf {
+    let root = dir.join("openssl");
+    let locked = super::locked_version("openssl-src");
+    copy(
+        &registry_source("openssl-src", &locked).join("openssl"),
+        &root,
+    );
+    if let Some((major, minor, patch)) = version {
+        write(
+            &root.join("VERSION.dat"),
+            &format!("MAJOR={major}\nMINOR={minor}\nPATCH={patch}\n"),
+        );
+    }
+    commit_all(&root, "OpenSSL");
+    root
 }
 
 pub fn commit_all(root: &Path, message: &str) {

@@ -213,7 +213,7 @@ pub struct ReadmeArgs {
 Each commit is built in a temporary git worktree under target/regress-diff/ and measured \
 with the same Valgrind; your work tree, index and uncommitted changes are never touched.
 
-With --library NAME=PATH (s2n-tls, rustls, aws-lc-rs; repeatable), BASE and HEAD are \
+With --library NAME=PATH (s2n-tls, rustls, aws-lc-rs, openssl; repeatable), BASE and HEAD are \
 revisions of that library's git checkout at PATH, and HEAD defaults to its working tree as \
 it is, uncommitted edits included. Each side is exported under target/regress-source/, and \
 this workspace's harnesses are built against it in a scratch copy; neither repository is \
@@ -247,7 +247,7 @@ pub struct DiffArgs {
     pub merge_base: bool,
 
     /// Build the harnesses against a TLS library's own git checkout:
-    /// NAME=PATH, NAME one of s2n-tls, rustls, aws-lc-rs (repeatable).
+    /// NAME=PATH, NAME one of s2n-tls, rustls, aws-lc-rs, openssl (repeatable).
     #[arg(long = "library", value_name = "NAME=PATH")]
     pub libraries: Vec<String>,
 
@@ -404,7 +404,10 @@ mod tests {
         ] {
             let message = library_checkout(spec).unwrap_err().to_string();
             assert!(message.contains(reason), "{spec}: {message}");
-            assert!(message.contains("s2n-tls, rustls, aws-lc-rs"), "{message}");
+            assert!(
+                message.contains("s2n-tls, rustls, aws-lc-rs, openssl"),
+                "{message}"
+            );
         }
     }
 

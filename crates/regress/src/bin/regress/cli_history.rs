@@ -42,7 +42,7 @@ pub struct BisectArgs {
     pub harness: HarnessName,
 
     /// Bisect a TLS library's checkout instead of this workspace:
-    /// NAME=PATH, NAME one of s2n-tls, rustls, aws-lc-rs.
+    /// NAME=PATH, NAME one of s2n-tls, rustls, aws-lc-rs, openssl.
     #[arg(long, value_name = "NAME=PATH")]
     pub library: Option<String>,
 
@@ -78,7 +78,7 @@ Exit codes: 0 done (skipped versions are reported, not failures); 2 an error (no
 version in the range, a bad range, a failed measurement); 130 interrupted (what was measured \
 is kept).")]
 pub struct HistoryArgs {
-    /// The library: NAME (s2n-tls, rustls, aws-lc-rs) with --versions, or
+    /// The library: NAME (s2n-tls, rustls, aws-lc-rs, openssl) with --versions, or
     /// NAME=PATH of its checkout with --revs.
     #[arg(long, value_name = "NAME[=PATH]")]
     pub library: String,
@@ -86,6 +86,11 @@ pub struct HistoryArgs {
     /// Published versions: A..=B or A..B.
     #[arg(long, value_name = "RANGE", conflicts_with = "revs")]
     pub versions: Option<String>,
+
+    /// With --versions: only the newest patch release of each minor
+    /// release (for OpenSSL, of each OpenSSL release line: 3.0, 3.1, ...).
+    #[arg(long, requires = "versions")]
+    pub newest_patch: bool,
 
     /// Commits of the checkout: A..B (B's first-parent line after A).
     #[arg(long, value_name = "A..B")]

@@ -14,9 +14,10 @@
 
 use std::path::{Path, PathBuf};
 
-use regress_source::features::Coverage;
+use regress_source::features::{Coverage, DecidedBy};
+use regress_source::openssl_src;
 use regress_source::process::{self as source_process, RunOptions};
-use regress_source::{build_harnesses, Library, Options, ScratchWorkspace, SourceDirs};
+use regress_source::{build_harnesses, Library, Options, PatchSet, ScratchWorkspace, SourceDirs};
 
 use super::cache::fill;
 use super::error::{DoesNotBuild, RevisionError};
@@ -58,6 +59,11 @@ impl PublishedVersions {
         }))
     }
 
+    /// What the harnesses cover of the library.
+    pub fn coverage(&self) -> &'static Coverage {
+        self.coverage
+    }
+
     /// The crate whose version is the library's.
     pub fn krate(&self) -> &'static str {
         self.coverage.krate
@@ -73,6 +79,25 @@ impl PublishedVersions {
                 version: version.clone(),
                 covered: self.coverage.covered().to_string(),
             })
+    }
+
+    /// The patch set of `openssl-src` `version`: its OpenSSL tree in a
+    /// shell of the pinned build logic, under the state folder.
+    fn openssl_shell(&self, version: &semver::Version) -> Result<PatchSet, RevisionError> {
+        let cargo = regress_source::cargo::Cargo::detect(self.dirs.workspace(), &self.options)?;
+        let probes = openssl_src::probes(&self.dirs);
+        let release = openssl_src::release(version, &probes, &cargo, &self.options)?;
+        let logic = openssl_src::logic(&self.dirs, &self.options)?;
+        let into = probes
+            .with_file_name("shells")
+            .join(format!("openssl-src-{version}"));
+        let krate = openssl_src::shell(&release.join("openssl"), &logic, &into)?;
+        Ok(PatchSet {
+            library: self.library,
+            revision: format!("{} {version}", openssl_src::KRATE),
+            key: format!("{}-{version}", openssl_src::KRATE),
+            crates: vec![krate],
+        })
     }
 
     /// Moves the scratch copy's lock to `version`; `Ok(Err(reason))` when
@@ -164,10 +189,21 @@ impl Builder for PublishedVersions {
         if let Some(reason) = self.not_covered(&version) {
             return Ok(Err(reason));
         }
-        let scratch = ScratchWorkspace::prepare(&self.dirs, &[], &self.options)?;
-        if let Err(reason) = self.move_lock(&scratch, &version)? {
-            return Ok(Err(reason));
-        }
+        let scratch = match self.coverage.decided_by {
+            // The release's tree in a shell of the pinned build logic,
+            // patched in (see `regress_source::openssl_src`).
+            DecidedBy::OpenSslRelease => {
+                let shell = self.openssl_shell(&version)?;
+                ScratchWorkspace::prepare(&self.dirs, &[shell], &self.options)?
+            }
+            DecidedBy::CrateVersion => {
+                let scratch = ScratchWorkspace::prepare(&self.dirs, &[], &self.options)?;
+                if let Err(reason) = self.move_lock(&scratch, &version)? {
+                    return Ok(Err(reason));
+                }
+                scratch
+            }
+        };
         let mut extra = match isolation(scratch.root())? {
             Isolation::Renamed(config) => config,
             Isolation::NeedsOwnTargetDir { .. } => Vec::new(),

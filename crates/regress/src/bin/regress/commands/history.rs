@@ -20,6 +20,7 @@ pub fn history(context: &Context, args: &HistoryArgs) -> anyhow::Result<Outcome>
         &HistoryRequest {
             library: args.library.clone(),
             versions: args.versions.clone(),
+            newest_patch: args.newest_patch,
             revs: match &args.revs {
                 Some(range) => Some(Revs {
                     checkout: library_checkout(&args.library)?,
