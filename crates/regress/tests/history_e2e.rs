@@ -111,6 +111,34 @@ fn two_published_versions_of_rustls() {
     );
     assert!(!project.join(STORED).join("rustls/0.22.0.json").exists());
 
+    // OpenSSL's versions are the openssl-src releases; 1.1.1 is refused
+    // before anything is built, and --newest-patch keeps one of the line.
+    let old = regress(
+        &project,
+        &[
+            "history",
+            "--library",
+            "openssl",
+            "--versions",
+            "111.28.0..=111.28.2",
+            "--newest-patch",
+            "--target-dir",
+            target.to_str().expect("utf-8"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&old.stderr);
+    assert_eq!(old.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("published: 111.28.2+1.1.1w\n")
+            && stderr.contains(
+                "111.28.2+1.1.1w: skipped, openssl 111.28.2+1.1.1w is not covered; \
+                 the harnesses cover 3.x and 4.0"
+            )
+            && stderr.contains("1 skipped; 0 builds, 0 measurements")
+            && !stderr.contains("building"),
+        "{stderr}"
+    );
+
     // The table from the files alone.
     let table = regress(&project, &["history", "--library", "rustls", "--markdown"]);
     let text = String::from_utf8_lossy(&table.stdout);
@@ -145,7 +173,7 @@ fn bad_history_input_is_refused() {
             vec![
                 "history",
                 "--library",
-                "openssl",
+                "boringssl",
                 "--versions",
                 "1.0.0..=1.0.1",
             ],

@@ -555,7 +555,7 @@ fn bad_library_input_is_refused_before_anything_is_created() {
             "does not look like a checkout of rustls",
         ),
         (
-            vec!["diff", "--library", "openssl=/x", "HEAD"],
+            vec!["diff", "--library", "boringssl=/x", "HEAD"],
             "not one regress knows",
         ),
         (

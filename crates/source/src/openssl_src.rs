@@ -38,6 +38,9 @@ pub const KRATE: &str = "openssl-src";
 /// The largest version file read from a tree.
 const MAX_VERSION_FILE: u64 = 64 * 1024;
 
+/// The largest lock file read (this workspace's is 46 KiB).
+const MAX_LOCK_FILE: u64 = 4 * 1024 * 1024;
+
 /// An OpenSSL release number: `3.0.8`, `1.1.1w`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OpenSslVersion {
@@ -86,14 +89,14 @@ impl OpenSslVersion {
     pub fn of_tree(tree: &Path) -> Result<OpenSslVersion, SourceError> {
         let dat = tree.join("VERSION.dat");
         if dat.is_file() {
-            let text = read_bounded(&dat)?;
+            let text = read_bounded(&dat, MAX_VERSION_FILE)?;
             return from_version_dat(&text).ok_or_else(|| SourceError::OpenSslVersion {
                 path: dat,
                 reason: "no MAJOR, MINOR and PATCH numbers".to_owned(),
             });
         }
         let header = tree.join("include/openssl/opensslv.h");
-        let text = read_bounded(&header)?;
+        let text = read_bounded(&header, MAX_VERSION_FILE)?;
         from_version_text(&text).ok_or_else(|| SourceError::OpenSslVersion {
             path: header,
             reason: "no OPENSSL_VERSION_TEXT \"OpenSSL <version> ...\"".to_owned(),
@@ -116,21 +119,12 @@ impl fmt::Display for OpenSslVersion {
     }
 }
 
-fn read_bounded(path: &Path) -> Result<String, SourceError> {
+/// At most `limit` bytes of `path`, as text.
+fn read_bounded(path: &Path, limit: u64) -> Result<String, SourceError> {
     use std::io::Read;
     let mut text = String::new();
     std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_VERSION_FILE).read_to_string(&mut text))
-        .map_err(|error| SourceError::io("read", path, error))?;
-    Ok(text)
-}
-
-/// A lock file is larger than a version file (this workspace's is 46 KiB).
-fn read_bounded_large(path: &Path) -> Result<String, SourceError> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(64 * MAX_VERSION_FILE).read_to_string(&mut text))
+        .and_then(|file| file.take(limit).read_to_string(&mut text))
         .map_err(|error| SourceError::io("read", path, error))?;
     Ok(text)
 }
@@ -196,7 +190,7 @@ pub fn release(
 /// logic every shell carries.
 pub fn pinned(workspace: &Path) -> Result<semver::Version, SourceError> {
     let lock = workspace.join("Cargo.lock");
-    let text = read_bounded_large(&lock)?;
+    let text = read_bounded(&lock, MAX_LOCK_FILE)?;
     let table: toml::Table = text.parse().map_err(|error| SourceError::Unexpected {
         command: format!("reading {}", lock.display()),
         reason: format!("it is not valid TOML: {error}"),

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::report::markdown::code;
 
-/// The most libraries one diff patches (there are three known ones).
+/// The most libraries one diff patches (there are four known ones).
 const MAX_LIBRARIES: usize = 8;
 /// The most harness groups listed as not measured.
 const MAX_GROUPS: usize = 64;
@@ -212,7 +212,7 @@ pub(crate) mod tests {
     #[test]
     fn forged_sources_are_refused() {
         let mut unknown = sources();
-        unknown.libraries[0].library = "openssl".to_owned();
+        unknown.libraries[0].library = "boringssl".to_owned();
         assert!(check(&unknown).is_err());
         let mut long = sources();
         long.libraries[0].head.label = "x".repeat(1000);

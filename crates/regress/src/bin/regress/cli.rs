@@ -399,7 +399,7 @@ mod tests {
         for (spec, reason) in [
             ("s2n-tls", "no `=`"),
             ("s2n-tls=", "path is empty"),
-            ("openssl=/x", "not one regress knows"),
+            ("boringssl=/x", "not one regress knows"),
             ("=/x", "not one regress knows"),
         ] {
             let message = library_checkout(spec).unwrap_err().to_string();
