@@ -118,6 +118,17 @@ fn openssl_is_patched_in_as_a_shell_around_the_export() {
         !krate.path.join("openssl/test").exists(),
         "test/ is not exported"
     );
+    // Everything else of the release tree's top level that a Unix build
+    // reads is (Configure fails on a missing configdata.pm.in, for one).
+    let release = common::registry_source("openssl-src", &locked.to_string()).join("openssl");
+    let not_read = ["test", "demos", "VMS", "config.com"];
+    for entry in std::fs::read_dir(&release).expect("release tree") {
+        let name = entry.expect("entry").file_name();
+        let name = name.to_str().expect("utf-8");
+        if !name.starts_with('.') && !not_read.contains(&name) {
+            assert!(krate.path.join("openssl").join(name).exists(), "{name}");
+        }
+    }
     let scratch =
         ScratchWorkspace::prepare(&dirs, std::slice::from_ref(&set), &options()).expect("prepare");
     let cargo = Cargo::detect(&workspace(), &options()).expect("cargo");
