@@ -43,11 +43,14 @@ use regex::Regex;
 /// removed. A diff worktree (`…/regress-diff/<name>/`), a from-source diff's
 /// scratch copy of the workspace (`…/regress-source*/scratch/<id>/`) or
 /// library export (`…/regress-source*/exports/<library>/<key>/tree/`), a
-/// registry crate's index folder (`…/registry/src/<index>/`) and a git
-/// dependency's checkout (`…/git/checkouts/<repo>/<rev>/`).
+/// registry crate's index folder (`…/registry/src/<index>/`), a git
+/// dependency's checkout (`…/git/checkouts/<repo>/<rev>/`), and the copy of
+/// the OpenSSL tree that `openssl-src` configures and compiles in the build
+/// script's output folder (`…/build/openssl-sys-<hash>/out/openssl-build/
+/// build/src/`, a new hash for every build of it).
 pub const PLACE_PATTERN: &str = "^(?:.*/regress-diff/[^/]+|.*/regress-source[^/]*/scratch/[^/]+\
      |.*/regress-source[^/]*/exports/[^/]+/[^/]+/tree|.*/registry/src/[^/]+\
-     |.*/git/checkouts/[^/]+/[^/]+)/";
+     |.*/git/checkouts/[^/]+/[^/]+|.*/out/openssl-build/build/src)/";
 
 /// A legacy-mangled Rust symbol's hash, `::h` and 16 hex digits, wherever
 /// it appears in a demangled name (generic arguments carry their own).
@@ -268,6 +271,16 @@ mod tests {
             (
                 format!("{REGISTRY}/aws-lc-rs-1.19.0/src/aead.rs"),
                 "aws-lc-rs/src/aead.rs",
+            ),
+            (
+                "/w/target/debug/build/openssl-sys-c4e3a9e5271b6ab4/out/openssl-build/build/src/crypto/lhash/lhash.c"
+                    .to_owned(),
+                "crypto/lhash/lhash.c",
+            ),
+            (
+                "/w/target/regress-source/target/debug/build/openssl-sys-dcd7d43f60f2d12e/out/openssl-build/build/src/crypto/bn/x86_64-mont.s"
+                    .to_owned(),
+                "crypto/bn/x86_64-mont.s",
             ),
             (
                 "/home/u/.cargo/git/checkouts/s2n-tls-4ab1d5c1a2b3c4d5/1a2b3c4/bindings/rust/extended/s2n-tls/src/lib.rs"
