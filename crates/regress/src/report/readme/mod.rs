@@ -64,7 +64,7 @@ pub const PAGES: &[Page] = &[
     },
     Page {
         path: "docs/results/history.md",
-        sections: &["history-s2n-tls", "history-rustls"],
+        sections: &["history-s2n-tls", "history-rustls", "history-openssl"],
     },
 ];
 
