@@ -298,6 +298,24 @@ fn every_committed_baseline_matches_its_schema() {
     }
 }
 
+/// The history schema names the libraries `regress_source::LIBRARIES`
+/// has, no more and no fewer: a library added there can keep a history.
+#[test]
+fn the_history_schema_lists_every_library() {
+    let schema = read_json(&root().join("docs/schemas/history.schema.json"));
+    let listed: Vec<&str> = schema["properties"]["library"]["enum"]
+        .as_array()
+        .expect("an enum of libraries")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let known: Vec<&str> = regress_source::LIBRARIES
+        .iter()
+        .map(|library| library.name)
+        .collect();
+    assert_eq!(listed, known);
+}
+
 #[test]
 fn every_committed_history_file_matches_its_schema() {
     let schemas = Schemas::load();
