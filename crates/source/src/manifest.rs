@@ -22,6 +22,19 @@ pub fn is_crate_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// The versions of `krate` a parsed `Cargo.lock` holds, in its order
+/// (versions that are not semver are left out).
+pub fn locked_versions(lock: &toml::Table, krate: &str) -> Vec<semver::Version> {
+    lock.get("package")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|package| package.get("name").and_then(toml::Value::as_str) == Some(krate))
+        .filter_map(|package| package.get("version")?.as_str())
+        .filter_map(|version| semver::Version::parse(version).ok())
+        .collect()
+}
+
 /// A package's identity from its manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageId {

@@ -195,15 +195,7 @@ pub fn pinned(workspace: &Path) -> Result<semver::Version, SourceError> {
         command: format!("reading {}", lock.display()),
         reason: format!("it is not valid TOML: {error}"),
     })?;
-    let versions: Vec<semver::Version> = table
-        .get("package")
-        .and_then(toml::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|package| package.get("name").and_then(toml::Value::as_str) == Some(KRATE))
-        .filter_map(|package| package.get("version")?.as_str())
-        .filter_map(|version| semver::Version::parse(version).ok())
-        .collect();
+    let versions = crate::manifest::locked_versions(&table, KRATE);
     match versions.as_slice() {
         [version] => Ok(version.clone()),
         _ => Err(SourceError::Unexpected {
@@ -218,9 +210,8 @@ pub fn pinned(workspace: &Path) -> Result<semver::Version, SourceError> {
 }
 
 /// The pinned build logic's folder ([`pinned`], [`release`]).
-pub fn logic(dirs: &SourceDirs, options: &Options) -> Result<PathBuf, SourceError> {
-    let cargo = Cargo::detect(dirs.workspace(), options)?;
-    release(&pinned(dirs.workspace())?, &probes(dirs), &cargo, options)
+pub fn logic(dirs: &SourceDirs, cargo: &Cargo, options: &Options) -> Result<PathBuf, SourceError> {
+    release(&pinned(dirs.workspace())?, &probes(dirs), cargo, options)
 }
 
 /// Where the probe crates of [`release`] are made.
@@ -236,7 +227,8 @@ pub(crate) fn generate(
     dirs: &SourceDirs,
     options: &Options,
 ) -> Result<(), SourceError> {
-    let logic = logic(dirs, options)?;
+    let cargo = Cargo::detect(dirs.workspace(), options)?;
+    let logic = logic(dirs, &cargo, options)?;
     let into = tree.join(crate::library::OPENSSL_SHELL);
     let openssl = into.join("openssl");
     std::fs::create_dir_all(&openssl)

@@ -168,13 +168,9 @@ pub fn published(
 /// The version of `krate` in a lock file's text (the probe locks one).
 fn locked_version(lock: &str, krate: &str) -> Option<semver::Version> {
     let table: toml::Table = lock.parse().ok()?;
-    table
-        .get("package")?
-        .as_array()?
-        .iter()
-        .find(|package| package.get("name").and_then(toml::Value::as_str) == Some(krate))
-        .and_then(|package| package.get("version")?.as_str())
-        .and_then(|version| semver::Version::parse(version).ok())
+    regress_source::manifest::locked_versions(&table, krate)
+        .into_iter()
+        .next()
 }
 
 #[cfg(test)]

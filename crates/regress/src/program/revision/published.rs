@@ -87,7 +87,7 @@ impl PublishedVersions {
         let cargo = regress_source::cargo::Cargo::detect(self.dirs.workspace(), &self.options)?;
         let probes = openssl_src::probes(&self.dirs);
         let release = openssl_src::release(version, &probes, &cargo, &self.options)?;
-        let logic = openssl_src::logic(&self.dirs, &self.options)?;
+        let logic = openssl_src::logic(&self.dirs, &cargo, &self.options)?;
         let into = probes
             .with_file_name("shells")
             .join(format!("openssl-src-{version}"));
@@ -241,15 +241,7 @@ fn locked_versions(lock: &Path, krate: &str) -> Result<Vec<semver::Version>, Rev
             source: Box::new(error),
         })
     })?;
-    Ok(table
-        .get("package")
-        .and_then(toml::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|package| package.get("name").and_then(toml::Value::as_str) == Some(krate))
-        .filter_map(|package| package.get("version").and_then(toml::Value::as_str))
-        .filter_map(|version| semver::Version::parse(version).ok())
-        .collect())
+    Ok(regress_source::manifest::locked_versions(&table, krate))
 }
 
 fn display_versions(versions: &[semver::Version]) -> String {
