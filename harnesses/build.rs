@@ -53,10 +53,33 @@ fn main() {
         None => "system",
     };
     println!("cargo:rustc-env=REGRESS_OPENSSL_BUILD={openssl}");
+    openssl_generation();
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let snippet = assembler(&packages);
     std::fs::write(Path::new(&out_dir).join("library-versions.s"), snippet)
         .expect("write library-versions.s");
+}
+
+/// The OpenSSL generation the harnesses are compiled for: `openssl_1_1`
+/// when the OpenSSL that `openssl-sys` found or built is 1.1.1, which lacks
+/// a few calls of 3.0 that the OpenSSL harnesses make
+/// (`SSL_get_negotiated_group`, `SSL_group_to_name`, `OPENSSL_info`;
+/// `src/openssl/ffi.rs` has 1.1.1's way to each). `openssl-sys` tells its
+/// dependents the version it built against as DEP_OPENSSL_VERSION_NUMBER
+/// (`OPENSSL_VERSION_NUMBER` in hexadecimal, `1010117f` for 1.1.1w).
+fn openssl_generation() {
+    println!("cargo:rustc-check-cfg=cfg(openssl_1_1)");
+    println!("cargo:rerun-if-env-changed=DEP_OPENSSL_VERSION_NUMBER");
+    let Some(number) = std::env::var_os("DEP_OPENSSL_VERSION_NUMBER") else {
+        return;
+    };
+    let number = number.to_string_lossy();
+    let number = u64::from_str_radix(number.trim(), 16).unwrap_or_else(|error| {
+        panic!("DEP_OPENSSL_VERSION_NUMBER {number:?} is not hexadecimal: {error}")
+    });
+    if number < 0x3000_0000 {
+        println!("cargo:rustc-cfg=openssl_1_1");
+    }
 }
 
 fn read_toml(path: &Path) -> toml::Table {

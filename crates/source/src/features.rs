@@ -136,14 +136,23 @@ pub static COVERAGE: [Coverage; 4] = [
         }],
     },
     // Every OpenSSL tree is built by the pinned `openssl-src` build logic
-    // (`crate::openssl_src`). 1.1.1 is not covered: its `Configure`
-    // refuses `no-module`, which that logic passes, and the harnesses call
-    // 3.0 functions (`SSL_group_to_name`, `OPENSSL_info`).
+    // (`crate::openssl_src`). For 1.1.1, `scripts/openssl-configure` drops
+    // the two options of that logic 1.1.1's `Configure` does not know, and
+    // `harnesses/build.rs` compiles the harnesses' `openssl_1_1` generation
+    // (1.1.1's calls in place of 3.0's), seeing the version `openssl-sys`
+    // built: nothing to select here, only to cover.
     Coverage {
         library: "openssl",
         krate: "openssl-src",
         decided_by: DecidedBy::OpenSslRelease,
         generations: &[
+            Generation {
+                versions: "~1.1.1",
+                label: "1.1.1",
+                checked: "1.1.1w",
+                features: &[],
+                variants: &[],
+            },
             Generation {
                 versions: "^3",
                 label: "3.x",
@@ -204,6 +213,24 @@ impl Coverage {
                     u64::from(release.patch),
                 ))
             }
+        }
+    }
+
+    /// The release line of the crate at `version`, whose newest patch
+    /// release stands for it (`regress history --newest-patch`): its
+    /// `major.minor`, or for OpenSSL the line of the release it carries
+    /// (3.0 of 300.0.13+3.0.8; 1.1.1 of 111.28.2+1.1.1w, not 1.1.0).
+    pub fn release_line(&self, version: &semver::Version) -> (u64, u64, u64) {
+        let release = match self.decided_by {
+            DecidedBy::CrateVersion => None,
+            DecidedBy::OpenSslRelease => crate::openssl_src::OpenSslVersion::of_release(version),
+        };
+        match release {
+            Some(release) => {
+                let (major, minor, line) = release.line();
+                (major.into(), minor.into(), line.into())
+            }
+            None => (version.major, version.minor, 0),
         }
     }
 

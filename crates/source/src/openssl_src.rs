@@ -103,9 +103,15 @@ impl OpenSslVersion {
         })
     }
 
-    /// The release line: `(3, 0)` of 3.0.8, `(1, 1)` of 1.1.1w.
-    pub fn line(&self) -> (u32, u32) {
-        (self.major, self.minor)
+    /// The release line: `(3, 0, 0)` of 3.0.8; `(1, 1, 1)` of 1.1.1w, since
+    /// before 3.0 the third number named the line (1.1.0, 1.1.1) and the
+    /// letter its patch releases.
+    pub fn line(&self) -> (u32, u32, u32) {
+        if self.major < 3 {
+            (self.major, self.minor, self.patch)
+        } else {
+            (self.major, self.minor, 0)
+        }
     }
 }
 
@@ -359,7 +365,11 @@ mod tests {
         }
         assert_eq!(
             OpenSslVersion::parse("1.1.1w").map(|v| (v.line(), v.letter)),
-            Some(((1, 1), Some('w')))
+            Some(((1, 1, 1), Some('w')))
+        );
+        assert_eq!(
+            OpenSslVersion::parse("3.5.5").map(|v| v.line()),
+            Some((3, 5, 0))
         );
         for bad in ["", "3", "3.0", "3.0.x", "3.0.8.1", "1.1.1ww", "-3.0.8"] {
             assert_eq!(OpenSslVersion::parse(bad), None, "{bad}");

@@ -53,6 +53,10 @@ pub const BUILD: &str = env!("REGRESS_OPENSSL_BUILD");
 /// (`0xMNN00PP0`: major, minor, patch).
 const FIRST_WITH_MLKEM: i64 = 0x3050_0000;
 
+/// The first OpenSSL release that negotiates the finite-field groups of
+/// RFC 7919 (`ffdhe2048`, ...) by name, as an `OPENSSL_VERSION_NUMBER`.
+const FIRST_WITH_FFDHE_GROUPS: i64 = 0x3000_0000;
+
 /// Whether the linked OpenSSL can negotiate the X25519MLKEM768 group: it is
 /// OpenSSL 3.5 or later, as it says at run time (`OpenSSL_version_num`), so
 /// a system libssl is judged by what is loaded, not by the headers it was
@@ -64,13 +68,19 @@ pub fn supports_mlkem() -> bool {
 /// Why the linked OpenSSL cannot negotiate `group`, if it cannot: its
 /// version, read at run time ([`supports_mlkem`]).
 pub fn unsupported_group(group: NamedGroup) -> Option<String> {
-    (group.is_post_quantum() && !supports_mlkem()).then(|| {
-        format!(
-            "{} has no {} (ML-KEM arrived in OpenSSL 3.5)",
-            openssl::version::version(),
-            group.name()
-        )
-    })
+    let version = openssl::version::number();
+    let missing = if group.is_post_quantum() && version < FIRST_WITH_MLKEM {
+        "ML-KEM arrived in OpenSSL 3.5"
+    } else if group.is_finite_field() && version < FIRST_WITH_FFDHE_GROUPS {
+        "the finite-field groups of RFC 7919 arrived in OpenSSL 3.0"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{} has no {} ({missing})",
+        openssl::version::version(),
+        group.name()
+    ))
 }
 
 /// The linked OpenSSL, for every harness's

@@ -25,11 +25,7 @@ use super::HistoryError;
 /// of each `major.minor`; for OpenSSL's `openssl-src`, of each OpenSSL
 /// release line its build metadata names (300.0.13+3.0.8 is 3.0's).
 pub fn newest_patch(versions: Vec<semver::Version>, coverage: &Coverage) -> Vec<semver::Version> {
-    let line = |version: &semver::Version| {
-        coverage
-            .deciding(version)
-            .map_or((version.major, version.minor), |v| (v.major, v.minor))
-    };
+    let line = |version: &semver::Version| coverage.release_line(version);
     let mut kept: Vec<semver::Version> = Vec::new();
     for version in versions {
         match kept.last_mut() {
@@ -208,6 +204,10 @@ mod tests {
     fn newest_patches_of_openssl_follow_its_own_release_lines() {
         let openssl = Coverage::of("openssl").expect("openssl");
         let found = versions(&[
+            "110.0.6+1.1.0h",
+            "110.0.7+1.1.0i",
+            "111.28.1+1.1.1w",
+            "111.28.2+1.1.1w",
             "300.0.12+3.0.8",
             "300.0.13+3.0.8",
             "300.1.5+3.1.3",
@@ -219,6 +219,8 @@ mod tests {
         assert_eq!(
             newest_patch(found, openssl),
             versions(&[
+                "110.0.7+1.1.0i",
+                "111.28.2+1.1.1w",
                 "300.0.13+3.0.8",
                 "300.1.6+3.1.4",
                 "300.5.5+3.5.5",
