@@ -364,3 +364,87 @@ fn watch_needs_a_library_and_the_working_tree() {
         );
     }
 }
+
+/// `regress history` reads `--library` and `--versions` as its arguments
+/// are parsed: run where no workspace is (which any command past parsing
+/// would refuse first), a library regress does not know and a bad range
+/// are still refused in their own words. A `--library` whose form does not
+/// go with the range is refused before anything is created.
+#[test]
+fn history_refuses_a_bad_library_or_range_as_it_parses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (args, expected) in [
+        (
+            &[
+                "history",
+                "--library",
+                "boringssl",
+                "--versions",
+                "1.0.0..=1.0.1",
+            ][..],
+            "not a library regress knows (s2n-tls, rustls, aws-lc-rs, openssl)",
+        ),
+        (
+            &["history", "--library", "boringssl=/x", "--revs", "a..b"],
+            "that library is not one regress knows",
+        ),
+        (
+            &["history", "--library", "rustls", "--versions", "0.23"],
+            "no `..=` or `..` between two versions",
+        ),
+        (
+            &[
+                "history",
+                "--library",
+                "rustls",
+                "--versions",
+                "0.23.46..=0.23.40",
+            ],
+            "it is empty",
+        ),
+        (
+            &["history", "--library", "rustls=/x", "--revs", "main"],
+            "has no `..` between two revisions",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_regress"))
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("REGRESS_ROOT")
+            .env_remove("CARGO_MANIFEST_DIR")
+            .output()
+            .expect("run regress");
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
+        assert!(message.contains(expected), "{args:?}: {message}");
+        assert!(
+            !message.contains("no workspace root"),
+            "{args:?}: {message}"
+        );
+    }
+
+    let root = workspace();
+    for (args, expected) in [
+        (
+            &[
+                "history",
+                "--library",
+                "rustls=/x",
+                "--versions",
+                "0.23.40..=0.23.47",
+            ][..],
+            "give the library's name alone (--library rustls)",
+        ),
+        (
+            &["history", "--library", "rustls", "--revs", "a..b"],
+            "no `=` between the library's name and its checkout",
+        ),
+    ] {
+        let output = regress(root.path(), args);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
+        assert!(message.contains(expected), "{args:?}: {message}");
+    }
+    assert!(!root.path().join("baselines/history").exists());
+    assert!(!root.path().join("target").exists());
+}

@@ -56,12 +56,18 @@ pub fn history_root(workspace: &Path) -> PathBuf {
 /// The name of the histories' folder inside `baselines/`.
 pub const HISTORY_FOLDER: &str = "history";
 
-/// What the user asked for.
-#[derive(Debug, Clone, Default)]
+/// What the user asked for, typed: the command line's text is read at the
+/// binary's edge (`--library` into a [`Library`] or a checkout, `--versions`
+/// into a [`VersionRange`], `--revs A..B` into its two revisions), so a
+/// plan starts from values that are already checked.
+#[derive(Debug, Clone)]
 pub struct HistoryRequest {
-    /// `NAME`, with `versions` (or alone, to read the stored history).
-    pub library: String,
-    pub versions: Option<String>,
+    /// The library. With `revs`, the library of its checkout (a request
+    /// naming two libraries is refused).
+    pub library: &'static Library,
+    /// Published versions to measure (with neither this nor `revs`: only
+    /// read the stored history).
+    pub versions: Option<VersionRange>,
     /// With `versions`: only the newest patch release of each minor one.
     pub newest_patch: bool,
     pub revs: Option<Revs>,
@@ -78,8 +84,11 @@ pub struct HistoryRequest {
 #[derive(Debug, Clone)]
 pub struct Revs {
     pub checkout: LibraryCheckout,
-    /// `A..B`, as given.
-    pub range: String,
+    /// `A`: the line starts after it (a revision as given; git resolves
+    /// it, as it does a bisect's GOOD).
+    pub from: String,
+    /// `B`: the line's last revision, as given.
+    pub to: String,
 }
 
 enum Source {
@@ -130,20 +139,15 @@ impl Plan {
                     "give --versions or --revs, not both".to_owned(),
                 ))
             }
-            (
-                _,
-                Some(Revs {
-                    checkout,
-                    range: revs,
-                }),
-            ) => {
+            (_, Some(Revs { checkout, from, to })) => {
                 let library = checkout.library;
-                let checkout = Checkout::open(library, &checkout.path, &options)?;
-                let Some((from, to)) = revs.split_once("..") else {
+                if library.name != request.library.name {
                     return Err(HistoryError::Request(format!(
-                        "--revs {revs:?} has no `..` between two revisions (A..B)"
+                        "--revs of a checkout of {library} cannot make a history of {}",
+                        request.library
                     )));
-                };
+                }
+                let checkout = Checkout::open(library, &checkout.path, &options)?;
                 let line =
                     crate::program::line::resolve(checkout.root(), from, to, options.git_limits())?;
                 let tagged = if request.tags {
@@ -158,21 +162,11 @@ impl Plan {
                 (library, Source::Revisions { checkout, commits })
             }
             (versions, None) => {
-                let library = Library::named(&request.library).map_err(|_| {
-                    HistoryError::Request(format!(
-                        "--library {:?} is not a library regress knows ({}); with --versions \
-                         give its name alone",
-                        request.library,
-                        regress_source::library::known_names()
-                    ))
-                })?;
                 let source = match versions {
-                    Some(range) => {
-                        Source::Published(VersionRange::parse(range)?, request.newest_patch)
-                    }
+                    Some(range) => Source::Published(range.clone(), request.newest_patch),
                     None => Source::Stored,
                 };
-                (library, source)
+                (request.library, source)
             }
         };
         Ok(Plan {
@@ -573,5 +567,65 @@ mod tests {
         assert_eq!(picked(Some(4), None), ["commit 0", "commit 4", "commit 6"]);
         let tagged = vec![format!("{:040}", 2)];
         assert_eq!(picked(None, Some(&tagged)), ["commit 2", "commit 6"]);
+    }
+
+    /// A plan takes the request's typed values as they are: the range
+    /// parsed at the edge is the one measured, and a request that names
+    /// two libraries (or both forms of range) is refused before anything
+    /// is opened.
+    #[test]
+    fn a_plan_takes_the_typed_request() {
+        let workspace = Workspace::new("/nonexistent/workspace");
+        let rustls = Library::named("rustls").expect("rustls");
+        let request = HistoryRequest {
+            library: rustls,
+            versions: Some(VersionRange::parse("0.23.40..=0.23.47").expect("range")),
+            newest_patch: false,
+            revs: None,
+            every: None,
+            tags: false,
+            filters: Vec::new(),
+            dir: None,
+            target_dir: None,
+        };
+        let plan = Plan::resolve(&workspace, &request).expect("plan");
+        assert_eq!(plan.library().name, "rustls");
+        assert!(plan.measures() && plan.kind() == Kind::Published);
+        assert!(matches!(&plan.source, Source::Published(range, false)
+            if range.to_string() == "0.23.40..=0.23.47"));
+        let stored = HistoryRequest {
+            versions: None,
+            ..request.clone()
+        };
+        assert!(!Plan::resolve(&workspace, &stored).expect("plan").measures());
+
+        let revs = Revs {
+            checkout: LibraryCheckout {
+                library: Library::named("s2n-tls").expect("s2n-tls"),
+                path: PathBuf::from("/nonexistent/s2n-tls"),
+                spec: "s2n-tls=/nonexistent/s2n-tls".to_owned(),
+            },
+            from: "v1".to_owned(),
+            to: "v2".to_owned(),
+        };
+        let both = HistoryRequest {
+            revs: Some(revs.clone()),
+            ..request.clone()
+        };
+        let error = Plan::resolve(&workspace, &both).err().expect("refused");
+        assert!(error.to_string().contains("not both"), "{error}");
+        let two_libraries = HistoryRequest {
+            versions: None,
+            revs: Some(revs),
+            ..request
+        };
+        let error = Plan::resolve(&workspace, &two_libraries)
+            .err()
+            .expect("refused");
+        assert!(
+            error.to_string().contains("checkout of s2n-tls")
+                && error.to_string().contains("history of rustls"),
+            "{error}"
+        );
     }
 }

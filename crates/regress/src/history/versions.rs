@@ -88,6 +88,17 @@ impl VersionRange {
     }
 }
 
+/// `--versions A..=B` is read with [`VersionRange::parse`] where the
+/// command line is parsed (a bad range is refused, in its words, before
+/// anything runs).
+impl std::str::FromStr for VersionRange {
+    type Err = HistoryError;
+
+    fn from_str(text: &str) -> Result<VersionRange, HistoryError> {
+        VersionRange::parse(text)
+    }
+}
+
 impl std::fmt::Display for VersionRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let dots = if self.inclusive { "..=" } else { ".." };

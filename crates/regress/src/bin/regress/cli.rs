@@ -356,18 +356,30 @@ pub struct LibrarySpecError {
     known: String,
 }
 
+impl LibrarySpecError {
+    fn new(spec: &str, reason: &'static str) -> LibrarySpecError {
+        LibrarySpecError {
+            spec: spec.to_owned(),
+            reason,
+            known: regress_source::library::known_names(),
+        }
+    }
+
+    /// `spec` names a library alone where its checkout is needed.
+    pub fn without_checkout(spec: &str) -> LibrarySpecError {
+        LibrarySpecError::new(
+            spec,
+            "there is no `=` between the library's name and its checkout",
+        )
+    }
+}
+
 /// `--library NAME=PATH` as a library and the folder of its checkout: the
 /// text is read here, at the edge, and the commands get the typed value.
 pub fn library_checkout(spec: &str) -> Result<LibraryCheckout, LibrarySpecError> {
-    let bad = |reason: &'static str| LibrarySpecError {
-        spec: spec.to_owned(),
-        reason,
-        known: regress_source::library::known_names(),
-    };
+    let bad = |reason: &'static str| LibrarySpecError::new(spec, reason);
     let Some((name, path)) = spec.split_once('=') else {
-        return Err(bad(
-            "there is no `=` between the library's name and its checkout",
-        ));
+        return Err(LibrarySpecError::without_checkout(spec));
     };
     if path.is_empty() {
         return Err(bad("the checkout's path is empty"));
@@ -429,6 +441,77 @@ mod tests {
         for bad in ["../x", "handshake_rsa4096", ""] {
             let error = parse(bad).err().expect("refused").to_string();
             assert!(error.contains("is not a harness name"), "{bad:?}: {error}");
+        }
+    }
+
+    /// `history --library` and `--versions` (and `--revs`) are read as the
+    /// arguments are parsed: a library regress does not know, a bad range
+    /// or a `--revs` without `..` is refused, in its words, before
+    /// anything runs.
+    #[test]
+    fn history_reads_its_library_and_range_as_it_parses() {
+        use crate::cli_history::HistoryLibrary;
+
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(["regress", "history"].iter().chain(args)).map(|cli| {
+                let Command::History(args) = cli.command else {
+                    panic!("history parses into its arguments");
+                };
+                args
+            })
+        };
+        let args = parse(&["--library", "rustls", "--versions", "0.23.40..=0.23.47"])
+            .expect("a name and a range parse");
+        assert!(matches!(args.library, HistoryLibrary::Named(library) if library.name == "rustls"));
+        let range = args.versions.expect("a range");
+        assert_eq!(range.to_string(), "0.23.40..=0.23.47");
+        assert_eq!(range.from, semver::Version::new(0, 23, 40));
+        let args = parse(&["--library", "s2n-tls=../s2n-tls", "--revs", "v1.5.0..main"])
+            .expect("a checkout and two revisions parse");
+        assert!(matches!(
+            &args.library,
+            HistoryLibrary::Checkout(checkout) if checkout.library.name == "s2n-tls"
+        ));
+        assert_eq!(args.revs, Some(("v1.5.0".to_owned(), "main".to_owned())));
+
+        for (bad, said) in [
+            (
+                &["--library", "boringssl", "--versions", "1.0.0..=1.0.1"][..],
+                "not a library regress knows",
+            ),
+            (
+                &["--library", "boringssl", "--markdown"],
+                "not a library regress knows",
+            ),
+            (
+                &["--library", "boringssl=/x", "--revs", "a..b"],
+                "not one regress knows",
+            ),
+            (
+                &["--library", "rustls", "--versions", "0.23"],
+                "no `..=` or `..`",
+            ),
+            (
+                &["--library", "rustls", "--versions", "0.23.46..=0.23.40"],
+                "it is empty",
+            ),
+            (
+                &["--library", "rustls", "--versions", "x..=0.23.4"],
+                "is not a version",
+            ),
+            (
+                &["--library", "rustls=/x", "--revs", "main"],
+                "has no `..` between two revisions",
+            ),
+        ] {
+            let error = parse(bad).err().expect("refused").to_string();
+            assert!(error.contains(said), "{bad:?}: {error}");
+            if said.contains("regress knows") {
+                assert!(
+                    error.contains("s2n-tls, rustls, aws-lc-rs, openssl"),
+                    "{bad:?}: {error}"
+                );
+            }
         }
     }
 }

@@ -4,7 +4,12 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use regress::history::versions::VersionRange;
+use regress::program::LibraryCheckout;
 use regress::HarnessName;
+use regress_source::Library;
+
+use crate::cli::{library_checkout, LibrarySpecError};
 
 /// `regress bisect GOOD BAD --harness NAME`.
 #[derive(Args)]
@@ -80,12 +85,16 @@ is kept).")]
 pub struct HistoryArgs {
     /// The library: NAME (s2n-tls, rustls, aws-lc-rs, openssl) with --versions, or
     /// NAME=PATH of its checkout with --revs.
-    #[arg(long, value_name = "NAME[=PATH]")]
-    pub library: String,
+    // Read as it is parsed: a name regress does not know is refused before
+    // anything runs.
+    #[arg(long, value_name = "NAME[=PATH]", value_parser = history_library)]
+    pub library: HistoryLibrary,
 
     /// Published versions: A..=B or A..B.
+    // Parsed into a `VersionRange` (its `FromStr`): a bad range is refused,
+    // in its words, before anything runs.
     #[arg(long, value_name = "RANGE", conflicts_with = "revs")]
-    pub versions: Option<String>,
+    pub versions: Option<VersionRange>,
 
     /// With --versions: only the newest patch release of each minor
     /// release (for OpenSSL, of each OpenSSL release line: 3.0, 3.1, ...).
@@ -93,8 +102,10 @@ pub struct HistoryArgs {
     pub newest_patch: bool,
 
     /// Commits of the checkout: A..B (B's first-parent line after A).
-    #[arg(long, value_name = "A..B")]
-    pub revs: Option<String>,
+    // Split into its two revisions (A, B) as it is parsed; git resolves
+    // each when the history is planned.
+    #[arg(long, value_name = "A..B", value_parser = revision_range)]
+    pub revs: Option<(String, String)>,
 
     /// With --revs: every N-th commit (B always included).
     #[arg(long, value_name = "N", requires = "revs", value_parser = clap::value_parser!(u64).range(1..))]
@@ -121,4 +132,60 @@ pub struct HistoryArgs {
     /// target/regress-source/target, shared with `regress diff --library`].
     #[arg(long, value_name = "DIR")]
     pub target_dir: Option<PathBuf>,
+}
+
+/// `history --library`: a library's name (with --versions, or --markdown
+/// alone) or NAME=PATH of its checkout (with --revs). Which of the two the
+/// other arguments need is checked by the command.
+#[derive(Debug, Clone)]
+pub enum HistoryLibrary {
+    Named(&'static Library),
+    Checkout(LibraryCheckout),
+}
+
+/// A `history --library` that names no library regress knows.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryLibraryError {
+    #[error(
+        "--library {name:?} is not a library regress knows ({known}); give its name alone \
+         with --versions, NAME=PATH of its checkout with --revs.\n  \
+         `regress history --help` shows the forms."
+    )]
+    Unknown { name: String, known: String },
+
+    #[error(transparent)]
+    Checkout(#[from] LibrarySpecError),
+}
+
+/// `history --library NAME[=PATH]`: with a `=`, a checkout
+/// ([`library_checkout`]); without, a library's name.
+fn history_library(text: &str) -> Result<HistoryLibrary, HistoryLibraryError> {
+    if text.contains('=') {
+        return Ok(HistoryLibrary::Checkout(library_checkout(text)?));
+    }
+    Library::named(text)
+        .map(HistoryLibrary::Named)
+        .map_err(|_| HistoryLibraryError::Unknown {
+            name: text.to_owned(),
+            known: regress_source::library::known_names(),
+        })
+}
+
+/// A `--revs` without the `..` between its two revisions.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--revs {range:?} has no `..` between two revisions (A..B).\n  \
+     `regress history --help` shows the forms."
+)]
+pub struct RevsRangeError {
+    range: String,
+}
+
+/// `--revs A..B` as its two revisions, `(A, B)`.
+fn revision_range(text: &str) -> Result<(String, String), RevsRangeError> {
+    text.split_once("..")
+        .map(|(from, to)| (from.to_owned(), to.to_owned()))
+        .ok_or_else(|| RevsRangeError {
+            range: text.to_owned(),
+        })
 }

@@ -5,8 +5,8 @@ use regress::history::{table, HistoryRequest, Plan, Revs};
 use regress::measure::cachegrind;
 
 use super::{Context, Outcome};
-use crate::cli::library_checkout;
-use crate::cli_history::HistoryArgs;
+use crate::cli::LibrarySpecError;
+use crate::cli_history::{HistoryArgs, HistoryLibrary};
 
 pub fn history(context: &Context, args: &HistoryArgs) -> anyhow::Result<Outcome> {
     if args.versions.is_none() && args.revs.is_none() && !args.markdown {
@@ -15,19 +15,36 @@ pub fn history(context: &Context, args: &HistoryArgs) -> anyhow::Result<Outcome>
              --library NAME=PATH), or --markdown to print the stored history"
         );
     }
+    // The library's name and the range were read as the arguments were
+    // parsed; here, whether --library has the form the range needs.
+    let (library, revs) = match (&args.library, &args.revs) {
+        (HistoryLibrary::Checkout(checkout), Some((from, to))) => (
+            checkout.library,
+            Some(Revs {
+                checkout: checkout.clone(),
+                from: from.clone(),
+                to: to.clone(),
+            }),
+        ),
+        (HistoryLibrary::Named(library), Some(_)) => {
+            return Err(LibrarySpecError::without_checkout(library.name).into())
+        }
+        (HistoryLibrary::Named(library), None) => (*library, None),
+        (HistoryLibrary::Checkout(checkout), None) => anyhow::bail!(
+            "--library {:?}: with --versions (or --markdown alone) give the library's name \
+             alone (--library {}); NAME=PATH of a checkout goes with --revs.\n  \
+             `regress history --help` shows the forms.",
+            checkout.spec,
+            checkout.library
+        ),
+    };
     let plan = Plan::resolve(
         &context.workspace,
         &HistoryRequest {
-            library: args.library.clone(),
+            library,
             versions: args.versions.clone(),
             newest_patch: args.newest_patch,
-            revs: match &args.revs {
-                Some(range) => Some(Revs {
-                    checkout: library_checkout(&args.library)?,
-                    range: range.clone(),
-                }),
-                None => None,
-            },
+            revs,
             every: args.every,
             tags: args.tags,
             filters: args.harnesses.clone(),
