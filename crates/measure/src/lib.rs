@@ -15,9 +15,11 @@ pub mod cpu;
 pub mod fork_server;
 pub mod harness;
 pub mod heap;
+pub mod name;
 pub mod parts;
 pub mod program;
 pub mod region;
 pub mod scale;
 
 pub use harness::{Harness, HarnessError, RuntimeLibrary};
+pub use name::{is_harness_name, MAX_NAME_LEN};

@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// The longest name accepted, in bytes (the longest real one is 40).
-pub const MAX_LEN: usize = 128;
+/// The longest name accepted, in bytes: the rule's
+/// ([`regress_measure::name`], the one definition the measured program's
+/// registry checks its list with too).
+pub const MAX_LEN: usize = regress_measure::MAX_NAME_LEN;
 
 /// A checked harness name: two or more `::`-separated parts of lower-case
 /// ASCII letters, digits and underscores, at most [`MAX_LEN`] bytes. Such a
@@ -39,7 +41,7 @@ pub struct InvalidHarnessName {
 impl HarnessName {
     /// Checks `name`.
     pub fn new(name: &str) -> Result<HarnessName, InvalidHarnessName> {
-        if is_valid(name) {
+        if regress_measure::is_harness_name(name) {
             Ok(HarnessName(name.to_owned()))
         } else {
             let mut shown: String = name.chars().take(80).collect();
@@ -72,16 +74,6 @@ impl HarnessName {
     pub fn library(&self) -> &str {
         self.0.split("::").next().unwrap_or_default()
     }
-}
-
-fn is_valid(name: &str) -> bool {
-    let word = |part: &str| {
-        !part.is_empty()
-            && part
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-    };
-    name.len() <= MAX_LEN && name.split("::").count() >= 2 && name.split("::").all(word)
 }
 
 impl TryFrom<String> for HarnessName {

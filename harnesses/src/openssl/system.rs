@@ -13,6 +13,7 @@ use regress_measure::{HarnessError, RuntimeLibrary};
 use super::{ffi, rng};
 use crate::common::error::ensure;
 use crate::common::pins::NamedGroup;
+use crate::paths::NotApplicable;
 
 /// Initialises OpenSSL for measurement, once per process: without reading
 /// `openssl.cnf`, and with the deterministic RNG ([`rng::install`]).
@@ -67,20 +68,20 @@ pub fn supports_mlkem() -> bool {
 
 /// Why the linked OpenSSL cannot negotiate `group`, if it cannot: its
 /// version, read at run time ([`supports_mlkem`]).
-pub fn unsupported_group(group: NamedGroup) -> Option<String> {
+pub fn unsupported_group(group: NamedGroup) -> Option<NotApplicable> {
     let version = openssl::version::number();
-    let missing = if group.is_post_quantum() && version < FIRST_WITH_MLKEM {
+    let arrived = if group.is_post_quantum() && version < FIRST_WITH_MLKEM {
         "ML-KEM arrived in OpenSSL 3.5"
     } else if group.is_finite_field() && version < FIRST_WITH_FFDHE_GROUPS {
         "the finite-field groups of RFC 7919 arrived in OpenSSL 3.0"
     } else {
         return None;
     };
-    Some(format!(
-        "{} has no {} ({missing})",
-        openssl::version::version(),
-        group.name()
-    ))
+    Some(NotApplicable::Lacks {
+        linked: openssl::version::version().to_owned(),
+        what: group.name(),
+        arrived,
+    })
 }
 
 /// The linked OpenSSL, for every harness's

@@ -260,6 +260,45 @@ impl fmt::Display for NoHarness {
 
 impl std::error::Error for NoHarness {}
 
+/// Why a library, as this build links it, cannot run a path it has a
+/// harness for: a fact of the build or of the library, not a mistake in the
+/// list (`registry::not_applicable`). `cargo test` shows each as ignored
+/// with this reason, never as passing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotApplicable {
+    /// The linked release lacks what the path needs, which arrived later.
+    Lacks {
+        /// The linked library as it names itself (`OpenSSL 1.1.1w  11 Sep 2023`).
+        linked: String,
+        /// What it lacks (`X25519MLKEM768`).
+        what: &'static str,
+        /// Where it arrived (`ML-KEM arrived in OpenSSL 3.5`).
+        arrived: &'static str,
+    },
+    /// The library does not do it, by design; the words say where.
+    ByDesign(&'static str),
+    /// Its count is not repeatable yet: not gated until the cause is found.
+    Unrepeatable(&'static str),
+    /// The harness is not yet written for this API generation.
+    NotYetWritten(&'static str),
+}
+
+impl fmt::Display for NotApplicable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotApplicable::Lacks {
+                linked,
+                what,
+                arrived,
+            } => write!(f, "{linked} has no {what} ({arrived})"),
+            NotApplicable::ByDesign(why) | NotApplicable::Unrepeatable(why) => f.write_str(why),
+            NotApplicable::NotYetWritten(api) => {
+                write!(f, "this harness is not yet written for {api}")
+            }
+        }
+    }
+}
+
 /// A library measured on a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Benchmark {

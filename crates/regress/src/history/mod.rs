@@ -451,11 +451,7 @@ impl Walk<'_> {
         let program: Program = match built {
             Built::Program(program) => program,
             Built::DoesNotBuild { reason, .. } => {
-                let first = reason
-                    .lines()
-                    .find(|line| !line.trim().is_empty())
-                    .unwrap_or_default()
-                    .to_owned();
+                let first = skip_headline(&reason);
                 (self.progress)(&format!("{revision}: skipped, {first}"));
                 self.result.skipped.push((revision.to_owned(), reason));
                 return Ok(None);
@@ -507,6 +503,22 @@ impl Walk<'_> {
 /// The revisions of a line a `--revs` history measures: every one, every
 /// `every`-th (counting from the first), or those in `tagged`; the last
 /// (B) always.
+/// A skipped revision's reason in one line: its first line, and when that
+/// introduces what a tool said ("the harnesses do not compile against …:
+/// harnesses says"), the first line the tool said too (the compiler's
+/// first error), which is the part a reader needs.
+pub fn skip_headline(reason: &str) -> String {
+    let mut lines = reason
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty());
+    let first = lines.next().unwrap_or_default();
+    match lines.next() {
+        Some(said) if first.ends_with(" says") => format!("{first} {said}"),
+        _ => first.to_owned(),
+    }
+}
+
 fn every_nth_or_tagged(
     line: Vec<crate::program::line::Revision>,
     every: Option<u64>,
@@ -573,6 +585,20 @@ mod tests {
     /// parsed at the edge is the one measured, and a request that names
     /// two libraries (or both forms of range) is refused before anything
     /// is opened.
+    #[test]
+    fn a_skipped_revision_says_what_the_compiler_said() {
+        let reason = "the harnesses do not compile against openssl at x: harnesses says\n\
+                      error[E0599]: no associated item named `X25519`\n  \
+                      That revision's API differs";
+        assert_eq!(
+            skip_headline(reason),
+            "the harnesses do not compile against openssl at x: harnesses says \
+             error[E0599]: no associated item named `X25519`"
+        );
+        assert_eq!(skip_headline("\nnot covered\n  more"), "not covered");
+        assert_eq!(skip_headline(""), "");
+    }
+
     #[test]
     fn a_plan_takes_the_typed_request() {
         let workspace = Workspace::new("/nonexistent/workspace");

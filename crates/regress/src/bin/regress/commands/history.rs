@@ -71,10 +71,7 @@ pub fn history(context: &Context, args: &HistoryArgs) -> anyhow::Result<Outcome>
             result.elapsed.as_secs_f64()
         ));
         for (revision, reason) in &result.skipped {
-            let first = reason
-                .lines()
-                .find(|line| !line.trim().is_empty())
-                .unwrap_or_default();
+            let first = regress::history::skip_headline(reason);
             reporter.note(&format!("  skipped {revision}: {first}"));
         }
         revisions = result.revisions;
