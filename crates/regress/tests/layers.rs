@@ -168,3 +168,38 @@ fn files_belong_to_their_folder_or_their_stem() {
     assert_eq!(module_of(Path::new("report/html/mod.rs")), "report");
     assert_eq!(module_of(Path::new("discover.rs")), "discover");
 }
+
+/// The longest source file the house allows, in lines: a file longer than
+/// this is two things, to be split by what each part does.
+const MAX_FILE_LINES: usize = 600;
+
+/// No source file of the workspace's crates (`crates/*/src`, `crates/*/tests`,
+/// `harnesses/src`, `harnesses/tests`) is over [`MAX_FILE_LINES`] lines.
+#[test]
+fn no_source_file_is_over_six_hundred_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut folders = vec![root.join("harnesses/src"), root.join("harnesses/tests")];
+    let crates = std::fs::read_dir(root.join("crates")).expect("read crates/");
+    for entry in crates {
+        let krate = entry.expect("a folder entry").path();
+        folders.extend(["src", "tests"].map(|part| krate.join(part)));
+    }
+    let mut files = Vec::new();
+    for folder in folders.iter().filter(|folder| folder.is_dir()) {
+        rust_files(folder, &mut files);
+    }
+    assert!(files.len() > 100, "found only {} files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(path)
+                .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+            let lines = text.lines().count();
+            (lines > MAX_FILE_LINES).then(|| format!("{} ({lines} lines)", path.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these by what each part does: {long:?}"
+    );
+}

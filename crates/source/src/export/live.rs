@@ -113,18 +113,31 @@ fn mirror_dir(from: &Path, to: &Path, done: &mut Mirrored) -> io::Result<()> {
 
 /// Sets the modification time of each crate's `build.rs` in `tree` to now,
 /// so cargo compiles and runs it again: the library's sources changed.
+///
+/// The OpenSSL shell has no build script: its C tree is compiled by the
+/// build script of `openssl-sys`, its dependent, which cargo reruns only
+/// when the shell's library is rebuilt, and cargo rebuilds that only when
+/// a file the compiler read changed (`src/lib.rs`), never for a C file of
+/// `openssl/`. So the shell's `src/lib.rs` is touched instead: without it,
+/// a bisect or a history over an OpenSSL checkout's commits (one folder for
+/// every commit) and an edit of the working tree built the first commit's
+/// OpenSSL again and again.
 pub(crate) fn touch_build_scripts(
     tree: &Path,
     library: &crate::library::Library,
 ) -> io::Result<()> {
     let now = std::time::SystemTime::now();
+    let touched = |krate: &crate::library::CrateSpec| {
+        let file = match library.generation {
+            crate::library::Generation::OpenSslShell => "src/lib.rs",
+            _ => "build.rs",
+        };
+        tree.join(krate.dir).join(file)
+    };
     for krate in library.crates {
-        let script = tree.join(krate.dir).join("build.rs");
-        if script.is_file() {
-            File::options()
-                .write(true)
-                .open(&script)?
-                .set_modified(now)?;
+        let file = touched(krate);
+        if file.is_file() {
+            File::options().write(true).open(&file)?.set_modified(now)?;
         }
     }
     Ok(())
@@ -194,6 +207,41 @@ mod tests {
             .expect("meta")
             .modified()
             .expect("mtime")
+    }
+
+    /// A changed tree makes cargo run the C build again: each crate's
+    /// build script is touched, and for the OpenSSL shell (no build script;
+    /// `openssl-sys`'s compiles its tree) the shell's library.
+    #[test]
+    fn a_changed_tree_touches_what_makes_cargo_build_the_c_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        let set_old = |path: &Path| {
+            File::options()
+                .write(true)
+                .open(path)
+                .expect("open")
+                .set_modified(old)
+                .expect("set time");
+        };
+        let openssl = crate::library::Library::named("openssl").expect("openssl");
+        let lib = dir.path().join("openssl-src/src/lib.rs");
+        let c_file = dir.path().join("openssl-src/openssl/ssl/s3_lib.c");
+        write(&lib, "// logic");
+        write(&c_file, "int x;");
+        set_old(&lib);
+        set_old(&c_file);
+        touch_build_scripts(dir.path(), openssl).expect("touch");
+        assert!(mtime(&lib) > old, "the shell's library is touched");
+        assert_eq!(mtime(&c_file), old, "the C file is left alone");
+
+        let s2n = crate::library::Library::named("s2n-tls").expect("s2n-tls");
+        let krate = s2n.crates.first().expect("a crate");
+        let script = dir.path().join(krate.dir).join("build.rs");
+        write(&script, "fn main() {}");
+        set_old(&script);
+        touch_build_scripts(dir.path(), s2n).expect("touch");
+        assert!(mtime(&script) > old, "the build script is touched");
     }
 
     /// Only what changed is written: an unchanged file keeps its time (what
