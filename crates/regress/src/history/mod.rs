@@ -500,9 +500,6 @@ impl Walk<'_> {
     }
 }
 
-/// The revisions of a line a `--revs` history measures: every one, every
-/// `every`-th (counting from the first), or those in `tagged`; the last
-/// (B) always.
 /// A skipped revision's reason in one line: its first line, and when that
 /// introduces what a tool said ("the harnesses do not compile against …:
 /// harnesses says"), the first line the tool said too (the compiler's
@@ -519,6 +516,9 @@ pub fn skip_headline(reason: &str) -> String {
     }
 }
 
+/// The revisions of a line a `--revs` history measures: every one, every
+/// `every`-th (counting from the first), or those in `tagged`; the last
+/// (B) always.
 fn every_nth_or_tagged(
     line: Vec<crate::program::line::Revision>,
     every: Option<u64>,

@@ -24,10 +24,6 @@ fn revs_are_every_nth_or_the_tagged_ones_and_always_the_last() {
     assert_eq!(picked(None, Some(&tagged)), ["commit 2", "commit 6"]);
 }
 
-/// A plan takes the request's typed values as they are: the range
-/// parsed at the edge is the one measured, and a request that names
-/// two libraries (or both forms of range) is refused before anything
-/// is opened.
 #[test]
 fn a_skipped_revision_says_what_the_compiler_said() {
     let reason = "the harnesses do not compile against openssl at x: harnesses says\n\
@@ -42,6 +38,10 @@ fn a_skipped_revision_says_what_the_compiler_said() {
     assert_eq!(skip_headline(""), "");
 }
 
+/// A plan takes the request's typed values as they are: the range
+/// parsed at the edge is the one measured, and a request that names
+/// two libraries (or both forms of range) is refused before anything
+/// is opened.
 #[test]
 fn a_plan_takes_the_typed_request() {
     let workspace = Workspace::new("/nonexistent/workspace");

@@ -127,15 +127,12 @@ pub(crate) fn touch_build_scripts(
     library: &crate::library::Library,
 ) -> io::Result<()> {
     let now = std::time::SystemTime::now();
-    let touched = |krate: &crate::library::CrateSpec| {
-        let file = match library.generation {
-            crate::library::Generation::OpenSslShell => "src/lib.rs",
-            _ => "build.rs",
-        };
-        tree.join(krate.dir).join(file)
+    let touched = match library.generation {
+        crate::library::Generation::OpenSslShell => "src/lib.rs",
+        _ => "build.rs",
     };
     for krate in library.crates {
-        let file = touched(krate);
+        let file = tree.join(krate.dir).join(touched);
         if file.is_file() {
             File::options().write(true).open(&file)?.set_modified(now)?;
         }
