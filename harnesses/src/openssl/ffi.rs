@@ -105,15 +105,14 @@ fn ctrl_nid(ssl: &SslRef, cmd: c_int) -> Option<Nid> {
 /// The negotiated key-exchange group (`SSL_get_negotiated_group`), as a NID.
 #[cfg(not(openssl_1_1))]
 pub fn negotiated_group(ssl: &SslRef) -> Option<Nid> {
+    returned_nid(ssl, SSL_CTRL_GET_NEGOTIATED_GROUP)
+}
+
+/// The NID a read-only control of `ssl` returns (rather than writes
+/// through `parg`): the negotiated group (3.0), a shared group (1.1.1).
+fn returned_nid(ssl: &SslRef, cmd: c_int) -> Option<Nid> {
     // SAFETY: a read-only control on a live `SSL`; `parg` is unused.
-    let nid = unsafe {
-        openssl_sys::SSL_ctrl(
-            ssl.as_ptr(),
-            SSL_CTRL_GET_NEGOTIATED_GROUP,
-            0,
-            std::ptr::null_mut(),
-        )
-    };
+    let nid = unsafe { openssl_sys::SSL_ctrl(ssl.as_ptr(), cmd, 0, std::ptr::null_mut()) };
     let nid = c_int::try_from(nid).ok()?;
     (nid > 0).then(|| Nid::from_raw(nid))
 }
@@ -209,17 +208,7 @@ mod v1_1 {
         // SAFETY: `SSL_is_server` only reads a flag of a live `SSL`.
         let server = unsafe { openssl_sys::SSL_is_server(ssl.as_ptr()) } == 1;
         if server && ssl.version2() == Some(SslVersion::TLS1_2) {
-            // SAFETY: a read-only control on a live `SSL`; `parg` is unused.
-            let nid = unsafe {
-                openssl_sys::SSL_ctrl(
-                    ssl.as_ptr(),
-                    SSL_CTRL_GET_SHARED_GROUP,
-                    0,
-                    std::ptr::null_mut(),
-                )
-            };
-            let nid = c_int::try_from(nid).ok()?;
-            return (nid > 0).then(|| Nid::from_raw(nid));
+            return super::returned_nid(ssl, SSL_CTRL_GET_SHARED_GROUP);
         }
         let mut key: *mut openssl_sys::EVP_PKEY = std::ptr::null_mut();
         // SAFETY: the control writes one pointer through `parg`, a key whose
