@@ -339,6 +339,7 @@ fn heap_figures<H: Harness>(
     path: &Path,
 ) -> Result<(), HarnessError> {
     let mut report = heap::run_report()?;
+    report.received = harness.received(setup, &output);
     if harness.sides() {
         report.held_after_handshake = heap::held(input);
         if harness.first_record(setup, &mut output)? {

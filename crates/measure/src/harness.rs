@@ -1,5 +1,7 @@
 //! What a harness is.
 
+use serde::{Deserialize, Serialize};
+
 /// The error type harness code returns. Harnesses are test code driving real
 /// TLS libraries; a boxed error keeps each library's own error type intact.
 pub type HarnessError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -17,6 +19,21 @@ pub struct RuntimeLibrary {
     /// library does not say. A profile that hides a feature the library
     /// still holds did not reach it, and the runner fails the measurement.
     pub cpu: Option<[u32; 4]>,
+}
+
+/// What one run's paying side read from its peer: for a path that counts
+/// one side's work on a flight the other side chose (a hostile peer's),
+/// the flight's size, so that the reports can say what the work costs per
+/// byte and per message the peer sent (its amplification).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Received {
+    /// Bytes on the wire, record headers included.
+    pub bytes: u64,
+    /// TLS records.
+    pub records: u64,
+    /// Messages: handshake messages, and records of application data.
+    pub messages: u64,
 }
 
 /// One API path of a TLS library, split so that only the path itself is
@@ -82,6 +99,14 @@ pub trait Harness {
         _output: &mut Self::Output,
     ) -> Result<bool, HarnessError> {
         Ok(false)
+    }
+
+    /// What the paying side of `output`'s run read from its peer, for a
+    /// path that counts one side's work on the other's flight
+    /// ([`Received`]); `None` for every other path. Asked in a heap child
+    /// after the run, never where instructions are counted.
+    fn received(&self, _setup: &Self::Setup, _output: &Self::Output) -> Option<Received> {
+        None
     }
 
     /// Builds what every run shares. Not counted.

@@ -98,6 +98,10 @@ pub struct HeapReport {
     /// For a handshake: what each side holds after the first application
     /// record (see `Harness::first_record`).
     pub held_after_first_record: Option<SidesHeld>,
+    /// For a path on a peer's flight: what the paying side read
+    /// ([`crate::Harness::received`]). Absent from a program before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received: Option<crate::Received>,
 }
 
 /// One tracked block.
@@ -222,6 +226,7 @@ pub fn run_report() -> Result<HeapReport, HeapError> {
         live_bytes_at_end,
         held_after_handshake: None,
         held_after_first_record: None,
+        received: None,
     })
 }
 

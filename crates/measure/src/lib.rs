@@ -21,5 +21,5 @@ pub mod program;
 pub mod region;
 pub mod scale;
 
-pub use harness::{Harness, HarnessError, RuntimeLibrary};
+pub use harness::{Harness, HarnessError, Received, RuntimeLibrary};
 pub use name::{is_harness_name, MAX_NAME_LEN};

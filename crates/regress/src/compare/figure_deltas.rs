@@ -66,10 +66,7 @@ pub fn figure_diffs(
         .into_iter()
         .filter_map(|metric| {
             let (base, head) = (base.get(&metric).copied(), head.get(&metric).copied());
-            let threshold = match metric.kind() {
-                Kind::Instructions => threshold,
-                Kind::Heap => heap_threshold,
-            };
+            let threshold = metric.threshold(threshold, heap_threshold);
             let (verdict, allowance) = match (base, head) {
                 (Some(base), Some(head)) => {
                     let judgement = judge(base, head, threshold);

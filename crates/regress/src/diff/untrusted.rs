@@ -20,7 +20,7 @@ use crate::compare::{HarnessDiff, Verdict};
 use crate::judge::judge;
 use crate::judge::Threshold;
 use crate::limits::{self, MAX_COUNT};
-use crate::measure::metrics::{Kind, Metric};
+use crate::measure::metrics::Metric;
 use crate::measure::valgrind::Version;
 use crate::program::Commit;
 
@@ -141,10 +141,9 @@ fn figures(harness: &HarnessDiff) -> Result<(), Refusal> {
                 figure.metric.key()
             )));
         }
-        let threshold = match figure.metric.kind() {
-            Kind::Instructions => harness.threshold,
-            Kind::Heap => harness.heap_threshold,
-        };
+        let threshold = figure
+            .metric
+            .threshold(harness.threshold, harness.heap_threshold);
         self::figure(figure, threshold).map_err(|why| why.within(figure.metric.key()))?;
     }
     if harness.heap_sites.len() > MAX_SITES {

@@ -15,7 +15,7 @@ use super::{judge, Change, Judgement};
 use crate::format::{count, signed_percent};
 use crate::harness_name::HarnessName;
 use crate::measure::measurement::Measurement;
-use crate::measure::metrics::{Kind, Metric};
+use crate::measure::metrics::Metric;
 
 /// The verdicts on a run's figures.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -33,10 +33,7 @@ impl Figures {
     pub fn judge(measurement: &Measurement, entry: &BaselineEntry, file: &BaselineFile) -> Figures {
         let mut figures = Figures::default();
         for metric in Metric::ALL {
-            let threshold = match metric.kind() {
-                Kind::Instructions => file.threshold,
-                Kind::Heap => file.heap_threshold,
-            };
+            let threshold = metric.threshold(file.threshold, file.heap_threshold);
             match (entry.metrics.get(&metric), measurement.metrics.get(&metric)) {
                 (Some(base), Some(head)) => figures
                     .judged

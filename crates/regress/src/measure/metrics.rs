@@ -43,6 +43,13 @@ pub enum Metric {
     ClientHeldAfterRecord,
     /// Bytes the server holds after the first application record.
     ServerHeldAfterRecord,
+    /// For a path on a peer's flight (a hostile path): the bytes the
+    /// paying side read, records and headers included.
+    ReceivedBytes,
+    /// The records it read.
+    ReceivedRecords,
+    /// The messages it read (handshake messages, application records).
+    ReceivedMessages,
 }
 
 /// What a metric counts, which decides its threshold.
@@ -52,6 +59,9 @@ pub enum Kind {
     Instructions,
     /// Allocations or bytes: judged with its heap threshold.
     Heap,
+    /// The size of the flight a peer sent: judged with the heap threshold
+    /// too (a captured flight's size is the library's: its tickets).
+    Wire,
 }
 
 /// Every figure of one run, by metric.
@@ -59,7 +69,7 @@ pub type Metrics = BTreeMap<Metric, u64>;
 
 impl Metric {
     /// Every metric, in reading order.
-    pub const ALL: [Metric; 14] = [
+    pub const ALL: [Metric; 17] = [
         Metric::Client,
         Metric::Server,
         Metric::Glue,
@@ -74,6 +84,9 @@ impl Metric {
         Metric::ServerHeld,
         Metric::ClientHeldAfterRecord,
         Metric::ServerHeldAfterRecord,
+        Metric::ReceivedBytes,
+        Metric::ReceivedRecords,
+        Metric::ReceivedMessages,
     ];
 
     pub fn kind(self) -> Kind {
@@ -85,7 +98,19 @@ impl Metric {
             | Metric::ServerFlight
             | Metric::ClientFinish
             | Metric::ServerFinish => Kind::Instructions,
+            Metric::ReceivedBytes | Metric::ReceivedRecords | Metric::ReceivedMessages => {
+                Kind::Wire
+            }
             _ => Kind::Heap,
+        }
+    }
+
+    /// The threshold this metric is judged with: the harness's instruction
+    /// threshold for instructions, its heap threshold for the rest.
+    pub fn threshold<T>(self, instructions: T, heap: T) -> T {
+        match self.kind() {
+            Kind::Instructions => instructions,
+            Kind::Heap | Kind::Wire => heap,
         }
     }
 
@@ -106,6 +131,9 @@ impl Metric {
             Metric::ServerHeld => "server_held",
             Metric::ClientHeldAfterRecord => "client_held_after_record",
             Metric::ServerHeldAfterRecord => "server_held_after_record",
+            Metric::ReceivedBytes => "received_bytes",
+            Metric::ReceivedRecords => "received_records",
+            Metric::ReceivedMessages => "received_messages",
         }
     }
 
@@ -126,6 +154,9 @@ impl Metric {
             Metric::ServerHeld => "bytes the server holds after the handshake",
             Metric::ClientHeldAfterRecord => "bytes the client holds after the first record",
             Metric::ServerHeldAfterRecord => "bytes the server holds after the first record",
+            Metric::ReceivedBytes => "bytes of the peer's flight",
+            Metric::ReceivedRecords => "records of the peer's flight",
+            Metric::ReceivedMessages => "messages of the peer's flight",
         }
     }
 
@@ -133,7 +164,9 @@ impl Metric {
     pub fn unit(self) -> &'static str {
         match self {
             Metric::Allocations => "allocations",
-            _ if self.kind() == Kind::Heap => "bytes",
+            Metric::ReceivedRecords => "records",
+            Metric::ReceivedMessages => "messages",
+            _ if self.kind() != Kind::Instructions => "bytes",
             _ => "instructions",
         }
     }
@@ -169,6 +202,11 @@ pub fn collect(parts: Option<&Parts>, heap: Option<&HeapReport>) -> Metrics {
         if let Some(held) = &heap.held_after_first_record {
             metrics.insert(Metric::ClientHeldAfterRecord, held.client.bytes);
             metrics.insert(Metric::ServerHeldAfterRecord, held.server.bytes);
+        }
+        if let Some(received) = &heap.received {
+            metrics.insert(Metric::ReceivedBytes, received.bytes);
+            metrics.insert(Metric::ReceivedRecords, received.records);
+            metrics.insert(Metric::ReceivedMessages, received.messages);
         }
     }
     metrics
@@ -240,5 +278,37 @@ mod tests {
         let unknown: Result<Metrics, _> = serde_json::from_str("{\"servers\": 1}");
         assert!(unknown.is_err());
         assert!(!is_split(&collect(None, Some(&heap))));
+        assert!(!metrics.contains_key(&Metric::ReceivedBytes));
+    }
+
+    #[test]
+    fn a_peer_s_flight_becomes_wire_figures() {
+        let heap = HeapReport {
+            received: Some(regress_measure::Received {
+                bytes: 10_302,
+                records: 1_717,
+                messages: 1,
+            }),
+            ..HeapReport::default()
+        };
+        let metrics = collect(None, Some(&heap));
+        assert_eq!(metrics[&Metric::ReceivedBytes], 10_302);
+        assert_eq!(metrics[&Metric::ReceivedRecords], 1_717);
+        assert_eq!(metrics[&Metric::ReceivedMessages], 1);
+        assert_eq!(Metric::ReceivedRecords.kind(), Kind::Wire);
+        assert_eq!(Metric::ReceivedMessages.unit(), "messages");
+        // A program from before the figure reports no `received`, and a
+        // report with one reads back the same.
+        let old: HeapReport = serde_json::from_str(
+            r#"{"schema":1,"run":{},"peak_live_bytes":0,"live_bytes_at_end":0,
+                "held_after_handshake":null,"held_after_first_record":null}"#,
+        )
+        .expect("an old report");
+        assert_eq!(old.received, None);
+        let text = serde_json::to_string(&heap).expect("json");
+        assert_eq!(
+            serde_json::from_str::<HeapReport>(&text).expect("back"),
+            heap
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! what the post-quantum hybrid X25519MLKEM768 costs each library on the same
 //! handshake, what each library's default configuration negotiates and
 //! costs, and what one flight of a hostile client costs each library's
-//! default server.
+//! default server, per flight and per byte and message of it
+//! (amplification).
 
 use super::compare::Count;
 use super::{libraries, Table};
@@ -190,6 +191,130 @@ pub fn hostile(counts: &[Count]) -> String {
     text
 }
 
+/// One hostile path of one library whose flight's size is known: the
+/// server's instructions on it, and the flight.
+struct Amplified<'a> {
+    library: &'a str,
+    path: &'a str,
+    instructions: u64,
+    bytes: u64,
+    records: u64,
+    messages: u64,
+}
+
+impl Amplified<'_> {
+    /// The server's instructions per byte of the flight.
+    fn per_byte(&self) -> f64 {
+        self.instructions as f64 / self.bytes as f64
+    }
+
+    /// The server's instructions per message of the flight.
+    fn per_message(&self) -> f64 {
+        self.instructions as f64 / self.messages as f64
+    }
+}
+
+/// Every hostile path in `counts` whose run reported its flight (a program
+/// from before the wire figures did not), worst per byte first.
+fn amplified(counts: &[Count]) -> Vec<Amplified<'_>> {
+    let mut rows: Vec<Amplified<'_>> = counts
+        .iter()
+        .filter_map(|count| {
+            let (library, path) = count.harness.split_once("::")?;
+            let figure = |metric| count.metrics.get(&metric).copied().filter(|n| *n > 0);
+            path.starts_with(HOSTILE).then_some(())?;
+            Some(Amplified {
+                library,
+                path,
+                instructions: count.instructions,
+                bytes: figure(Metric::ReceivedBytes)?,
+                records: figure(Metric::ReceivedRecords)?,
+                messages: figure(Metric::ReceivedMessages)?,
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.per_byte()
+            .total_cmp(&a.per_byte())
+            .then_with(|| (a.library, a.path).cmp(&(b.library, b.path)))
+    });
+    rows
+}
+
+/// A ratio as a whole number with separators (`1,234`), or with two
+/// decimals below 10.
+fn ratio(value: f64) -> String {
+    if value < 10.0 {
+        format!("{value:.2}")
+    } else {
+        count(value.round() as u64)
+    }
+}
+
+/// The amplification table: for each library's hostile paths, the server's
+/// instructions per byte and per message of the flight that bought them,
+/// worst per byte first.
+pub fn amplification(counts: &[Count]) -> String {
+    let rows = amplified(counts);
+    if rows.is_empty() {
+        return "No baseline has a hostile-peer path with its flight's size.\n".to_owned();
+    }
+    let mut table = Table::new(&[
+        "library",
+        "path",
+        "server instructions",
+        "flight bytes",
+        "per byte",
+        "records",
+        "messages",
+        "per message",
+    ]);
+    for row in &rows {
+        table.row(vec![
+            row.library.to_owned(),
+            row.path.to_owned(),
+            count(row.instructions),
+            count(row.bytes),
+            ratio(row.per_byte()),
+            count(row.records),
+            count(row.messages),
+            ratio(row.per_message()),
+        ]);
+    }
+    let mut text = "What each byte and each message of a hostile flight makes a default server \
+                    execute (one warm run; the flight's bytes include record headers), worst \
+                    per byte first.\n\n"
+        .to_owned();
+    text.push_str(&table.to_markdown());
+    text
+}
+
+/// For each library, its worst amplification: the hostile path whose
+/// flight costs its server the most instructions per byte, for the README.
+pub fn worst_amplification(counts: &[Count]) -> String {
+    let rows = amplified(counts);
+    let mut text = String::new();
+    for library in tls_libraries() {
+        // `rows` is sorted worst first.
+        let Some(worst) = rows.iter().find(|row| row.library == library) else {
+            continue;
+        };
+        text.push_str(&format!(
+            "- **{}**: `{}`, {} instructions per byte of a {}-byte flight ({} for \
+             the flight).\n",
+            libraries::display(library),
+            worst.path,
+            ratio(worst.per_byte()),
+            count(worst.bytes),
+            count(worst.instructions),
+        ));
+    }
+    if text.is_empty() {
+        text.push_str("No baseline has a hostile-peer path with its flight's size.\n");
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,5 +368,50 @@ mod tests {
         );
         assert!(!table.contains("handshake_ecdsa_p256 |"), "{table}");
         assert!(hostile(&counts[4..]).contains("No baseline has a hostile-peer path"));
+    }
+
+    fn flight(harness: &str, instructions: u64, bytes: u64, messages: u64) -> Count {
+        let mut count = counted(harness, instructions);
+        count.metrics.insert(Metric::ReceivedBytes, bytes);
+        count.metrics.insert(Metric::ReceivedRecords, messages);
+        count.metrics.insert(Metric::ReceivedMessages, messages);
+        count
+    }
+
+    #[test]
+    fn amplification_divides_by_the_flight_worst_per_byte_first() {
+        let counts = [
+            flight("rustls::hostile_hello_retry", 330_000, 165, 1),
+            flight("rustls::hostile_hello_max", 3_200_000, 16_000, 1),
+            flight("openssl::hostile_key_update_flood", 640_000, 1_600, 64),
+            // A run from before the wire figures, and a path that is not
+            // hostile: neither is a row.
+            counted("s2n_tls::hostile_hello_retry", 900_000),
+            flight("rustls::handshake_defaults", 1, 1, 1),
+        ];
+        let table = amplification(&counts);
+        let retry = table.find("| rustls | hostile_hello_retry | 330,000 | 165 | 2,000 |");
+        let flood = table.find("| openssl | hostile_key_update_flood | 640,000 | 1,600 | 400 |");
+        let max = table.find("| rustls | hostile_hello_max | 3,200,000 | 16,000 | 200 |");
+        assert!(
+            retry.is_some() && flood.is_some() && max.is_some(),
+            "{table}"
+        );
+        assert!(
+            retry < flood && flood < max,
+            "worst per byte first: {table}"
+        );
+        assert!(table.contains("| 64 | 64 | 10,000 |"), "{table}");
+        assert!(!table.contains("s2n_tls") && !table.contains("handshake_defaults"));
+        let worst = worst_amplification(&counts);
+        assert_eq!(
+            worst,
+            "- **rustls**: `hostile_hello_retry`, 2,000 instructions per byte of a 165-byte \
+             flight (330,000 for the flight).\n- **OpenSSL**: `hostile_key_update_flood`, 400 \
+             instructions per byte of a 1,600-byte flight (640,000 for the flight).\n"
+        );
+        assert!(amplification(&counts[3..]).starts_with("No baseline"));
+        assert!(worst_amplification(&[]).starts_with("No baseline"));
+        assert_eq!(ratio(2.345), "2.35");
     }
 }

@@ -4,7 +4,7 @@
 
 use std::marker::PhantomData;
 
-use regress_measure::{Harness, HarnessError};
+use regress_measure::{Harness, HarnessError, Received};
 
 use crate::common::error::{ensure, Context as _};
 use crate::common::payload::payload;
@@ -130,6 +130,17 @@ impl<L: KeyUpdate> Harness for KeyUpdateFlood<L> {
             got += n;
         }
         Ok(flooded)
+    }
+
+    /// The flood as written: [`UPDATES`] KeyUpdate messages and as many
+    /// one-byte records, each message a record of its own.
+    fn received(&self, _: &FloodSetup<L::Configs>, flooded: &Flooded<L::Pair>) -> Option<Received> {
+        let records = 2 * UPDATES as u64;
+        Some(Received {
+            bytes: flooded.flood_len as u64,
+            records,
+            messages: records,
+        })
     }
 
     fn check(

@@ -27,7 +27,7 @@ use std::marker::PhantomData;
 use aws_lc_rs::agreement::{self, EphemeralPrivateKey};
 use aws_lc_rs::kem::{DecapsulationKey, ML_KEM_768};
 use regress_measure::program::AnyHarness;
-use regress_measure::{Harness, HarnessError};
+use regress_measure::{Harness, HarnessError, Received};
 
 use super::defaults::Defaults;
 use super::key_update::KeyUpdate;
@@ -411,10 +411,40 @@ pub struct Attack<C> {
     pub flight: Vec<u8>,
 }
 
-/// A run's result: the connection and how the server's calls ended.
+/// A run's input: a fresh connection with the flight waiting at its server,
+/// and the flight's size.
+pub struct Sent<F> {
+    pub fresh: F,
+    pub flight: Received,
+}
+
+/// A run's result: the connection, how the server's calls ended, and what
+/// the flight was.
 pub struct Served<F> {
     pub fresh: F,
     pub outcome: Result<(), ServeError>,
+    pub flight: Received,
+}
+
+/// The size of `flight`: its bytes, its records (a flight cut short, as a
+/// test cuts one, ends in part of a record, which counts as one), and one
+/// message (every flight of [`HostileFlight`] is one ClientHello).
+pub fn flight_size(flight: &[u8]) -> Received {
+    let mut records = 0;
+    let mut rest = flight;
+    while !rest.is_empty() {
+        let len = match rest {
+            [_, _, _, high, low, ..] => usize::from(u16::from_be_bytes([*high, *low])),
+            _ => 0,
+        };
+        rest = rest.get(5 + len..).unwrap_or_default();
+        records += 1;
+    }
+    Received {
+        bytes: flight.len() as u64,
+        records,
+        messages: 1,
+    }
 }
 
 /// Checks what a server did with `input`'s flight.
@@ -453,7 +483,7 @@ pub fn check_served(
 
 impl<L: Victim> Harness for HostileFlight<L> {
     type Setup = Attack<L::Configs>;
-    type Input = L::Fresh;
+    type Input = Sent<L::Fresh>;
     type Output = Served<L::Fresh>;
 
     fn runtime_libraries(&self) -> Vec<regress_measure::RuntimeLibrary> {
@@ -471,7 +501,7 @@ impl<L: Victim> Harness for HostileFlight<L> {
         })
     }
 
-    fn prepare(&self, attack: &Attack<L::Configs>) -> Result<L::Fresh, HarnessError> {
+    fn prepare(&self, attack: &Attack<L::Configs>) -> Result<Sent<L::Fresh>, HarnessError> {
         let captured;
         let flight = match self.input {
             Hostile::InvalidBinder => {
@@ -488,16 +518,28 @@ impl<L: Victim> Harness for HostileFlight<L> {
         L::attacker(&fresh)
             .send(flight)
             .map_err(|e| format!("writing the hostile flight: {e}"))?;
-        Ok(fresh)
+        Ok(Sent {
+            fresh,
+            flight: flight_size(flight),
+        })
     }
 
     fn run(
         &self,
         _: &Attack<L::Configs>,
-        mut fresh: L::Fresh,
+        sent: Sent<L::Fresh>,
     ) -> Result<Served<L::Fresh>, HarnessError> {
+        let Sent { mut fresh, flight } = sent;
         let outcome = L::serve(&mut fresh);
-        Ok(Served { fresh, outcome })
+        Ok(Served {
+            fresh,
+            outcome,
+            flight,
+        })
+    }
+
+    fn received(&self, _: &Attack<L::Configs>, served: &Served<L::Fresh>) -> Option<Received> {
+        Some(served.flight)
     }
 
     fn check(&self, _: &Attack<L::Configs>, served: &Served<L::Fresh>) -> Result<(), HarnessError> {
@@ -524,6 +566,10 @@ mod tests {
                 client.send(&bytes).expect("fits the transport");
                 server.incoming_records().expect("whole records")
             };
+            let size = flight_size(&bytes);
+            assert_eq!(size.bytes, bytes.len() as u64);
+            assert_eq!(size.records, records.len() as u64, "{input:?}");
+            assert_eq!(size.messages, 1);
             let max = records.iter().max().copied().unwrap_or(0);
             assert!(max <= wire::MAX_FRAGMENT, "{input:?}: a record of {max}");
             match input {
@@ -538,6 +584,15 @@ mod tests {
                 _ => assert_eq!(records.len(), 1, "{input:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_flight_cut_short_counts_its_last_part_as_a_record() {
+        let whole = [22, 3, 1, 0, 2, 1, 0, 22, 3, 1, 0, 3, 1, 0, 0];
+        assert_eq!(flight_size(&whole).records, 2);
+        assert_eq!(flight_size(&whole[..9]).records, 2);
+        assert_eq!(flight_size(&whole[..3]).records, 1);
+        assert_eq!(flight_size(&[]).records, 0);
     }
 
     #[test]

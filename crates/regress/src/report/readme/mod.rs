@@ -50,9 +50,14 @@ pub const PAGES: &[Page] = &[
             "post-quantum",
             "defaults",
             "hostile",
+            "amplification",
             "sides-and-held",
             "aead-per-call",
         ],
+    },
+    Page {
+        path: "README.md",
+        sections: &["worst-amplification"],
     },
     Page {
         path: "docs/results/method-agreement.md",

@@ -145,6 +145,14 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
             crate::report::real_world::hostile(&tls),
         ),
         (
+            "amplification".to_owned(),
+            crate::report::real_world::amplification(&tls),
+        ),
+        (
+            "worst-amplification".to_owned(),
+            crate::report::real_world::worst_amplification(&tls),
+        ),
+        (
             "sides-and-held".to_owned(),
             crate::report::sides::to_markdown(&Comparison::new(&tls)),
         ),
