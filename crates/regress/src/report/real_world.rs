@@ -5,7 +5,9 @@
 //! default server, per flight and per byte and message of it
 //! (amplification).
 
-use super::compare::Count;
+use std::fmt::Write as _;
+
+use super::compare::{Comparison, Count};
 use super::{libraries, Table};
 use crate::format::{count, signed, signed_percent};
 use crate::judge::baseline::BaselineFile;
@@ -214,22 +216,24 @@ impl Amplified<'_> {
     }
 }
 
-/// Every hostile path in `counts` whose run reported its flight (a program
-/// from before the wire figures did not), worst per byte first.
-fn amplified(counts: &[Count]) -> Vec<Amplified<'_>> {
-    let mut rows: Vec<Amplified<'_>> = counts
+/// Every hostile path of `comparison` whose run reported its flight (a
+/// program from before the wire figures did not), worst per byte first.
+fn amplified(comparison: &Comparison) -> Vec<Amplified<'_>> {
+    let mut rows: Vec<Amplified<'_>> = comparison
+        .paths
         .iter()
-        .filter_map(|count| {
-            let (library, path) = count.harness.split_once("::")?;
-            let figure = |metric| count.metrics.get(&metric).copied().filter(|n| *n > 0);
-            path.starts_with(HOSTILE).then_some(())?;
-            Some(Amplified {
-                library,
-                path,
-                instructions: count.instructions,
-                bytes: figure(Metric::ReceivedBytes)?,
-                records: figure(Metric::ReceivedRecords)?,
-                messages: figure(Metric::ReceivedMessages)?,
+        .filter(|row| row.path.starts_with(HOSTILE))
+        .flat_map(|row| {
+            row.libraries.iter().filter_map(|(library, cell)| {
+                let figure = |metric| cell.figures.get(&metric).copied().filter(|n| *n > 0);
+                Some(Amplified {
+                    library,
+                    path: &row.path,
+                    instructions: cell.instructions,
+                    bytes: figure(Metric::ReceivedBytes)?,
+                    records: figure(Metric::ReceivedRecords)?,
+                    messages: figure(Metric::ReceivedMessages)?,
+                })
             })
         })
         .collect();
@@ -251,13 +255,18 @@ fn ratio(value: f64) -> String {
     }
 }
 
+/// What [`amplification_table`] shows, for a page that holds it.
+pub const AMPLIFICATION: &str = "What each byte and each message of a hostile flight makes a \
+                                 default server execute (one warm run; the flight's bytes \
+                                 include record headers), worst per byte first.";
+
 /// The amplification table: for each library's hostile paths, the server's
 /// instructions per byte and per message of the flight that bought them,
-/// worst per byte first.
-pub fn amplification(counts: &[Count]) -> String {
-    let rows = amplified(counts);
+/// worst per byte first; `None` when no path reported its flight.
+pub fn amplification_table(comparison: &Comparison) -> Option<Table> {
+    let rows = amplified(comparison);
     if rows.is_empty() {
-        return "No baseline has a hostile-peer path with its flight's size.\n".to_owned();
+        return None;
     }
     let mut table = Table::new(&[
         "library",
@@ -281,36 +290,43 @@ pub fn amplification(counts: &[Count]) -> String {
             ratio(row.per_message()),
         ]);
     }
-    let mut text = "What each byte and each message of a hostile flight makes a default server \
-                    execute (one warm run; the flight's bytes include record headers), worst \
-                    per byte first.\n\n"
-        .to_owned();
-    text.push_str(&table.to_markdown());
-    text
+    Some(table)
 }
+
+/// [`amplification_table`] as a page's section.
+pub fn amplification(comparison: &Comparison) -> String {
+    match amplification_table(comparison) {
+        Some(table) => format!("{AMPLIFICATION}\n\n{}", table.to_markdown()),
+        None => NO_FLIGHT.to_owned(),
+    }
+}
+
+/// What a section says when no hostile path reported its flight.
+const NO_FLIGHT: &str = "No baseline has a hostile-peer path with its flight's size.\n";
 
 /// For each library, its worst amplification: the hostile path whose
 /// flight costs its server the most instructions per byte, for the README.
-pub fn worst_amplification(counts: &[Count]) -> String {
-    let rows = amplified(counts);
+pub fn worst_amplification(comparison: &Comparison) -> String {
+    let rows = amplified(comparison);
     let mut text = String::new();
     for library in tls_libraries() {
         // `rows` is sorted worst first.
         let Some(worst) = rows.iter().find(|row| row.library == library) else {
             continue;
         };
-        text.push_str(&format!(
+        let _ = writeln!(
+            text,
             "- **{}**: `{}`, {} instructions per byte of a {}-byte flight ({} for \
-             the flight).\n",
+             the flight).",
             libraries::display(library),
             worst.path,
             ratio(worst.per_byte()),
             count(worst.bytes),
             count(worst.instructions),
-        ));
+        );
     }
     if text.is_empty() {
-        text.push_str("No baseline has a hostile-peer path with its flight's size.\n");
+        text.push_str(NO_FLIGHT);
     }
     text
 }
@@ -389,7 +405,7 @@ mod tests {
             counted("s2n_tls::hostile_hello_retry", 900_000),
             flight("rustls::handshake_defaults", 1, 1, 1),
         ];
-        let table = amplification(&counts);
+        let table = amplification(&Comparison::new(&counts));
         let retry = table.find("| rustls | hostile_hello_retry | 330,000 | 165 | 2,000 |");
         let flood = table.find("| openssl | hostile_key_update_flood | 640,000 | 1,600 | 400 |");
         let max = table.find("| rustls | hostile_hello_max | 3,200,000 | 16,000 | 200 |");
@@ -403,15 +419,15 @@ mod tests {
         );
         assert!(table.contains("| 64 | 64 | 10,000 |"), "{table}");
         assert!(!table.contains("s2n_tls") && !table.contains("handshake_defaults"));
-        let worst = worst_amplification(&counts);
+        let worst = worst_amplification(&Comparison::new(&counts));
         assert_eq!(
             worst,
             "- **rustls**: `hostile_hello_retry`, 2,000 instructions per byte of a 165-byte \
              flight (330,000 for the flight).\n- **OpenSSL**: `hostile_key_update_flood`, 400 \
              instructions per byte of a 1,600-byte flight (640,000 for the flight).\n"
         );
-        assert!(amplification(&counts[3..]).starts_with("No baseline"));
-        assert!(worst_amplification(&[]).starts_with("No baseline"));
+        assert!(amplification(&Comparison::new(&counts[3..])).starts_with("No baseline"));
+        assert!(worst_amplification(&Comparison::new(&[])).starts_with("No baseline"));
         assert_eq!(ratio(2.345), "2.35");
     }
 }

@@ -320,6 +320,14 @@ td{text-align:right}td:first-child{text-align:left}figure{margin:1.5em 0}.wide{o
             out.push_str(&table_html(&comparison.mtls_table()));
         }
         sides::tables(&mut out, comparison);
+        if let Some(table) = super::real_world::amplification_table(comparison) {
+            let _ = writeln!(
+                out,
+                "<h2>What a hostile peer can make a server pay</h2>\n<p>{}</p>",
+                escape(super::real_world::AMPLIFICATION)
+            );
+            out.push_str(&table_html(&table));
+        }
     }
     for scaling in scalings {
         let _ = writeln!(out, "<h2>Scaling: {}</h2>", escape(&scaling.harness));
@@ -432,6 +440,7 @@ fn flame_section(dir: &Path, outputs: &Path) -> crate::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::metrics::Metric;
     use crate::report::compare::Count;
 
     fn comparison() -> Comparison {
@@ -483,6 +492,32 @@ mod tests {
             "no external resources besides the SVG namespace"
         );
         assert!(!html.contains("<script"));
+    }
+
+    /// A hostile path that reported its flight gets the amplification
+    /// table; without one, the page has no such section.
+    #[test]
+    fn the_page_shows_what_a_hostile_flight_costs_per_byte() {
+        let plain = page(&comparison(), &[], &[]);
+        assert!(!plain.contains("What a hostile peer can make a server pay"));
+        let mut flight = Count::from(&crate::fixtures::measurement(
+            "rustls::hostile_hello_retry",
+            330_000,
+            None,
+        ));
+        for (metric, value) in [
+            (Metric::ReceivedBytes, 165),
+            (Metric::ReceivedRecords, 1),
+            (Metric::ReceivedMessages, 1),
+        ] {
+            flight.metrics.insert(metric, value);
+        }
+        let html = page(&Comparison::new(&[flight]), &[], &[]);
+        assert!(html.contains("<h2>What a hostile peer can make a server pay</h2>"));
+        assert!(
+            html.contains("<td>rustls</td><td>hostile_hello_retry</td><td>330,000</td><td>165</td><td>2,000</td>"),
+            "{html}"
+        );
     }
 
     /// rustls is orange wherever it appears, and OpenSSL's ChaCha20 line

@@ -146,11 +146,11 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
         ),
         (
             "amplification".to_owned(),
-            crate::report::real_world::amplification(&tls),
+            crate::report::real_world::amplification(&Comparison::new(&tls)),
         ),
         (
             "worst-amplification".to_owned(),
-            crate::report::real_world::worst_amplification(&tls),
+            crate::report::real_world::worst_amplification(&Comparison::new(&tls)),
         ),
         (
             "sides-and-held".to_owned(),
