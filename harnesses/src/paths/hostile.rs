@@ -19,6 +19,11 @@ pub enum Hostile {
     Retry,
     /// [`Hostile::KeyShares`]'s ClientHello in records of one byte each.
     Fragmented,
+    /// The smallest ClientHello that buys a whole handshake: one suite,
+    /// one group (X25519) and its key share, one signature scheme (ECDSA
+    /// P-256, the defaults' chain's), no server name: what the server's key
+    /// exchange, flight and signature cost per byte the client sent.
+    MinimalHello,
     /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
     /// server never issued, each with a binder, before a full handshake.
     UnknownTickets,
@@ -40,20 +45,22 @@ pub enum Hostile {
 
 impl Hostile {
     /// The inputs that are a first flight: a ClientHello.
-    pub const HELLOS: [Hostile; 5] = [
+    pub const HELLOS: [Hostile; 6] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
+        Hostile::MinimalHello,
         Hostile::UnknownTickets,
     ];
 
     /// Every hostile input.
-    pub const ALL: [Hostile; 8] = [
+    pub const ALL: [Hostile; 9] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
+        Hostile::MinimalHello,
         Hostile::UnknownTickets,
         Hostile::CorruptTickets,
         Hostile::InvalidBinder,
@@ -77,6 +84,7 @@ impl Hostile {
             Hostile::KeyShares => "hello_key_shares",
             Hostile::Retry => "hello_retry",
             Hostile::Fragmented => "hello_1_byte_records",
+            Hostile::MinimalHello => "hello_minimal",
             Hostile::UnknownTickets => "hello_unknown_tickets",
             Hostile::CorruptTickets => "hello_corrupt_tickets",
             Hostile::InvalidBinder => "psk_invalid_binder",

@@ -49,6 +49,7 @@ fn names_are_derived_from_the_data() {
             "hostile_hello_key_shares",
             "hostile_hello_retry",
             "hostile_hello_1_byte_records",
+            "hostile_hello_minimal",
             "hostile_hello_unknown_tickets",
             "hostile_hello_corrupt_tickets",
             "hostile_psk_invalid_binder",

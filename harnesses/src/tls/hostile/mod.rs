@@ -254,6 +254,10 @@ fn base_hello(
     })
 }
 
+/// The one group of [`Hostile::MinimalHello`]: the cheapest key share to
+/// send, and a group every library's defaults accept.
+const MINIMAL_GROUP: u16 = NamedGroup::X25519.iana();
+
 /// The shares a client of 2026 sends: the hybrid and X25519.
 const USUAL_SHARES: [u16; 2] = [GROUPS[0], GROUPS[1]];
 
@@ -327,6 +331,23 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
             &base_hello(defaults, &GROUPS, &GROUPS)?.encode()?,
             1,
         )?),
+        Hostile::MinimalHello => whole(ClientHello {
+            random: [0x5a; 32],
+            session_id: [0xa5; 32],
+            suites: vec![defaults.pins.suite.iana()],
+            extensions: vec![
+                (
+                    ext::SUPPORTED_VERSIONS,
+                    wire::supported_versions(&[wire::TLS13])?,
+                ),
+                (ext::SUPPORTED_GROUPS, wire::code_points(&[MINIMAL_GROUP])?),
+                (ext::SIGNATURE_ALGORITHMS, wire::code_points(&SCHEMES[..1])?),
+                (
+                    ext::KEY_SHARE,
+                    wire::key_share(&[(MINIMAL_GROUP, public_key(MINIMAL_GROUP)?)])?,
+                ),
+            ],
+        }),
         Hostile::UnknownTickets => {
             let mut hello = base_hello(defaults, &GROUPS, &USUAL_SHARES)?;
             let identities: Vec<Vec<u8>> = (0..Hostile::TICKETS)
@@ -358,8 +379,9 @@ pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
 }
 
 /// The reply `input` calls for from a server of `defaults`: its suite and
-/// group, no pre-shared key; a HelloRetryRequest for [`Hostile::Retry`]
-/// (which names the group and the suite too).
+/// group (X25519, the only one offered, for [`Hostile::MinimalHello`]), no
+/// pre-shared key; a HelloRetryRequest for [`Hostile::Retry`] (which names
+/// the group and the suite too).
 pub fn expected(input: Hostile, defaults: &Profile) -> Reply {
     if refused(input) {
         return Reply::Alert {
@@ -371,7 +393,10 @@ pub fn expected(input: Hostile, defaults: &Profile) -> Reply {
         retry: input == Hostile::Retry,
         version: Some(wire::TLS13),
         suite: defaults.pins.suite.iana(),
-        group: Some(defaults.pins.group.iana()),
+        group: Some(match input {
+            Hostile::MinimalHello => MINIMAL_GROUP,
+            _ => defaults.pins.group.iana(),
+        }),
         psk: false,
     })
 }
