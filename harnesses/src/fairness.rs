@@ -16,7 +16,7 @@ use crate::rustls::tls::Rustls;
 use crate::s2n_tls::tls::S2nTls;
 use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
-use crate::tls::hostile::flood::KeyUpdateFlood;
+use crate::tls::hostile::flood::RecordFlood;
 use crate::tls::hostile::{check_served, wire, HostileFlight, Victim};
 use crate::tls::key_update::KeyUpdate;
 use crate::tls::record::Records;
@@ -343,20 +343,31 @@ fn every_hostile_check_needs_its_flight() {
 }
 
 /// The key-update flood's check needs the updates: the same one-byte
-/// records without them fail it.
+/// records without them fail it; and the tiny-records flood's check fails
+/// on records that came with updates.
 fn flood_check_needs_the_updates<L: KeyUpdate>() {
-    let mut harness = KeyUpdateFlood::<L>::new();
-    let setup = harness.setup().expect("setup");
-    let flooded = harness.prepare(&setup).expect("prepare");
-    let flooded = harness.run(&setup, flooded).expect("run");
-    harness.check(&setup, &flooded).expect("the flood");
-    harness.updates = false;
-    let plain = harness.prepare(&setup).expect("prepare");
-    let plain = harness.run(&setup, plain).expect("run");
+    let updating = RecordFlood::<L>::new(Hostile::KeyUpdateFlood);
+    let tiny = RecordFlood::<L>::new(Hostile::TinyRecords);
+    assert!(updating.updates && !tiny.updates);
+    let setup = updating.setup().expect("setup");
+    let flooded = updating.prepare(&setup).expect("prepare");
+    let flooded = updating.run(&setup, flooded).expect("run");
+    updating.check(&setup, &flooded).expect("the flood");
+    let plain = tiny.prepare(&setup).expect("prepare");
+    let plain = tiny.run(&setup, plain).expect("run");
+    tiny.check(&setup, &plain).expect("the tiny records");
     assert!(
-        harness.check(&setup, &plain).is_err(),
+        updating.check(&setup, &plain).is_err(),
         "records without updates"
     );
+    assert!(
+        tiny.check(&setup, &flooded).is_err(),
+        "records with updates"
+    );
+    let records =
+        |harness: &RecordFlood<L>, flood| harness.received(&setup, flood).map(|r| r.records);
+    assert_eq!(records(&updating, &flooded), Some(64));
+    assert_eq!(records(&tiny, &plain), Some(32));
 }
 
 #[test]

@@ -27,6 +27,10 @@ pub enum Hostile {
     /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
     /// server never issued, each with a binder, before a full handshake.
     UnknownTickets,
+    /// [`Hostile::UnknownTickets`] with as many tickets as fit one record
+    /// (16 KiB): what each identity and binder a server parses and refuses
+    /// costs, to the limit of the record.
+    MaxUnknownTickets,
     /// A real client's resumption ClientHello (captured in `prepare`) whose
     /// one ticket is replaced by [`Hostile::TICKETS`] copies, each with one
     /// byte flipped: tickets of the server's own format and key that fail
@@ -41,30 +45,37 @@ pub enum Hostile {
     /// On an established TLS 1.3 connection, KeyUpdate after KeyUpdate,
     /// each followed by a one-byte record (`crate::tls::hostile::flood`).
     KeyUpdateFlood,
+    /// On an established TLS 1.3 connection, the smallest records a
+    /// library's client writes (one byte of data each), without KeyUpdates:
+    /// what opening a record costs per byte (`crate::tls::hostile::flood`).
+    TinyRecords,
 }
 
 impl Hostile {
     /// The inputs that are a first flight: a ClientHello.
-    pub const HELLOS: [Hostile; 6] = [
+    pub const HELLOS: [Hostile; 7] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::MinimalHello,
         Hostile::UnknownTickets,
+        Hostile::MaxUnknownTickets,
     ];
 
     /// Every hostile input.
-    pub const ALL: [Hostile; 9] = [
+    pub const ALL: [Hostile; 11] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::MinimalHello,
         Hostile::UnknownTickets,
+        Hostile::MaxUnknownTickets,
         Hostile::CorruptTickets,
         Hostile::InvalidBinder,
         Hostile::KeyUpdateFlood,
+        Hostile::TinyRecords,
     ];
 
     /// Whether a real client of the library writes the flight (in
@@ -86,9 +97,11 @@ impl Hostile {
             Hostile::Fragmented => "hello_1_byte_records",
             Hostile::MinimalHello => "hello_minimal",
             Hostile::UnknownTickets => "hello_unknown_tickets",
+            Hostile::MaxUnknownTickets => "hello_max_unknown_tickets",
             Hostile::CorruptTickets => "hello_corrupt_tickets",
             Hostile::InvalidBinder => "psk_invalid_binder",
             Hostile::KeyUpdateFlood => "key_update_flood",
+            Hostile::TinyRecords => "tiny_records",
         }
     }
 }

@@ -51,9 +51,11 @@ fn names_are_derived_from_the_data() {
             "hostile_hello_1_byte_records",
             "hostile_hello_minimal",
             "hostile_hello_unknown_tickets",
+            "hostile_hello_max_unknown_tickets",
             "hostile_hello_corrupt_tickets",
             "hostile_psk_invalid_binder",
-            "hostile_key_update_flood"
+            "hostile_key_update_flood",
+            "hostile_tiny_records"
         ]
     );
     let features: Vec<String> = Feature::ALL

@@ -1,6 +1,7 @@
-//! [`KeyUpdateFlood`]: a peer on an established TLS 1.3 connection sending
-//! KeyUpdate after KeyUpdate, each followed by the smallest record there
-//! is (one byte of data), so that no limit on consecutive updates applies.
+//! [`RecordFlood`]: a peer on an established TLS 1.3 connection sending
+//! the smallest records there are (one byte of data each), each after a
+//! KeyUpdate ([`Hostile::KeyUpdateFlood`]: no limit on consecutive updates
+//! then applies) or alone ([`Hostile::TinyRecords`]).
 
 use std::marker::PhantomData;
 
@@ -8,58 +9,66 @@ use regress_measure::{Harness, HarnessError, Received};
 
 use crate::common::error::{ensure, Context as _};
 use crate::common::payload::payload;
-use crate::paths::Handshake;
+use crate::paths::{Handshake, Hostile};
 use crate::tls::key_update::{KeyUpdate, KEY_UPDATE_RECORD_LEN};
 
-/// KeyUpdates in one flood.
+/// One-byte records in one flood, and KeyUpdates in a KeyUpdate flood.
 pub const UPDATES: usize = 32;
 
 /// Bytes on the wire of a one-byte TLS 1.3 AES-GCM record: header, byte,
 /// inner content type, tag.
 const ONE_BYTE_RECORD_LEN: usize = 5 + 1 + 1 + 16;
 
-/// The flood on the wire: each KeyUpdate record and its one-byte record.
+/// The KeyUpdate flood on the wire: each KeyUpdate record and its one-byte
+/// record.
 pub const FLOOD_LEN: usize = UPDATES * (KEY_UPDATE_RECORD_LEN + ONE_BYTE_RECORD_LEN);
 
-/// [`UPDATES`] KeyUpdates from a client of library `L`, each followed by one
-/// byte of application data, read by its server.
+/// The flood of one-byte records alone on the wire.
+pub const TINY_LEN: usize = UPDATES * ONE_BYTE_RECORD_LEN;
+
+/// [`UPDATES`] records of one byte of application data from a client of
+/// library `L`, each after a KeyUpdate when `updates`, read by its server.
 ///
 /// **Counted:** the server's reads ([`crate::tls::Tls::server_receive`]) until it has
-/// the [`UPDATES`] bytes: for each KeyUpdate, the derivation of the
-/// client's next traffic secret, key and IV, then the one-byte record
-/// opened under them; rustls and OpenSSL clients send update_requested,
-/// which their servers note (or queue an answer to) each time.
+/// the [`UPDATES`] bytes: for each one-byte record, its opening; before it,
+/// for each KeyUpdate, the derivation of the client's next traffic secret,
+/// key and IV (rustls and OpenSSL clients send update_requested, which
+/// their servers note, or queue an answer to, each time).
 ///
 /// **Not counted:** configs (`setup`: [`Handshake::RSA4096`]'s, as the
 /// key_update path's); the handshake, and the client writing the flood
 /// (`prepare`), its own updates included: what the attacker pays is a
 /// separate question this harness does not count.
 ///
-/// **Check:** the flood was [`FLOOD_LEN`] bytes (a KeyUpdate record and a
-/// one-byte record, [`UPDATES`] times: without the updates it is less than
-/// half), the server read all of it, and every byte arrived exact: each was
-/// sealed under the next generation of the client's keys, so a server that
-/// skipped an update could not have opened it.
-pub struct KeyUpdateFlood<L> {
-    /// Whether the client updates its keys before each byte; false only in
-    /// tests, to show that the check needs the updates.
+/// **Check:** the flood was [`FLOOD_LEN`] bytes with the updates (a
+/// KeyUpdate record and a one-byte record, [`UPDATES`] times) and
+/// [`TINY_LEN`] without (less than half), the server read all of it, and
+/// every byte arrived exact: with the updates, each was sealed under the
+/// next generation of the client's keys, so a server that skipped an update
+/// could not have opened it.
+pub struct RecordFlood<L> {
+    /// Whether the client updates its keys before each byte.
     pub updates: bool,
     library: PhantomData<fn() -> L>,
 }
 
-impl<L> KeyUpdateFlood<L> {
-    /// The harness.
-    pub const fn new() -> KeyUpdateFlood<L> {
-        KeyUpdateFlood {
-            updates: true,
+impl<L> RecordFlood<L> {
+    /// The harness of `input`: [`Hostile::KeyUpdateFlood`] updates, any
+    /// other input does not.
+    pub const fn new(input: Hostile) -> RecordFlood<L> {
+        RecordFlood {
+            updates: matches!(input, Hostile::KeyUpdateFlood),
             library: PhantomData,
         }
     }
-}
 
-impl<L> Default for KeyUpdateFlood<L> {
-    fn default() -> Self {
-        KeyUpdateFlood::new()
+    /// The flood's bytes on the wire.
+    const fn expected_len(&self) -> usize {
+        if self.updates {
+            FLOOD_LEN
+        } else {
+            TINY_LEN
+        }
     }
 }
 
@@ -77,7 +86,7 @@ pub struct Flooded<P> {
     received: Vec<u8>,
 }
 
-impl<L: KeyUpdate> Harness for KeyUpdateFlood<L> {
+impl<L: KeyUpdate> Harness for RecordFlood<L> {
     type Setup = FloodSetup<L::Configs>;
     type Input = Flooded<L::Pair>;
     type Output = Flooded<L::Pair>;
@@ -132,10 +141,10 @@ impl<L: KeyUpdate> Harness for KeyUpdateFlood<L> {
         Ok(flooded)
     }
 
-    /// The flood as written: [`UPDATES`] KeyUpdate messages and as many
-    /// one-byte records, each message a record of its own.
+    /// The flood as written: [`UPDATES`] one-byte records, after as many
+    /// KeyUpdate messages when `updates`, each message a record of its own.
     fn received(&self, _: &FloodSetup<L::Configs>, flooded: &Flooded<L::Pair>) -> Option<Received> {
-        let records = 2 * UPDATES as u64;
+        let records = if self.updates { 2 } else { 1 } * UPDATES as u64;
         Some(Received {
             bytes: flooded.flood_len as u64,
             records,
@@ -148,11 +157,16 @@ impl<L: KeyUpdate> Harness for KeyUpdateFlood<L> {
         setup: &FloodSetup<L::Configs>,
         flooded: &Flooded<L::Pair>,
     ) -> Result<(), HarnessError> {
-        ensure(flooded.flood_len == FLOOD_LEN, || {
+        ensure(flooded.flood_len == self.expected_len(), || {
             format!(
-                "the flood was {} bytes, not {UPDATES} KeyUpdate records and one-byte \
-                 records ({FLOOD_LEN})",
-                flooded.flood_len
+                "the flood was {} bytes, not {UPDATES} one-byte records{} ({})",
+                flooded.flood_len,
+                if self.updates {
+                    " each after a KeyUpdate record"
+                } else {
+                    " alone"
+                },
+                self.expected_len()
             )
         })?;
         ensure(L::in_flight(&flooded.pair).0 == 0, || {

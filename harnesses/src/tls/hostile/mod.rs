@@ -254,6 +254,27 @@ fn base_hello(
     })
 }
 
+/// `hello` offering `count` session tickets of [`TICKET_LEN`] bytes the
+/// server never issued, each with a binder of SHA-256's length.
+fn unknown_tickets(mut hello: ClientHello, count: usize) -> Result<ClientHello, HarnessError> {
+    let identities: Vec<Vec<u8>> = (0..count)
+        .map(|i| vec![0x40u8.wrapping_add(i as u8); TICKET_LEN])
+        .collect();
+    hello
+        .extensions
+        .push((ext::PSK_KEY_EXCHANGE_MODES, wire::psk_dhe_ke()));
+    // pre_shared_key must be the last extension (RFC 8446 4.2.11).
+    hello.extensions.push((
+        ext::PRE_SHARED_KEY,
+        wire::pre_shared_key(&identities, &[0xb1; 32])?,
+    ));
+    Ok(hello)
+}
+
+/// More tickets than fit a record: where [`Hostile::MaxUnknownTickets`]'s
+/// search for the most that fit stops.
+const MAX_FILLING_TICKETS: usize = 128;
+
 /// The one group of [`Hostile::MinimalHello`]: the cheapest key share to
 /// send, and a group every library's defaults accept.
 const MINIMAL_GROUP: u16 = NamedGroup::X25519.iana();
@@ -348,23 +369,27 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
                 ),
             ],
         }),
-        Hostile::UnknownTickets => {
-            let mut hello = base_hello(defaults, &GROUPS, &USUAL_SHARES)?;
-            let identities: Vec<Vec<u8>> = (0..Hostile::TICKETS)
-                .map(|i| vec![0x40 + i as u8; TICKET_LEN])
-                .collect();
-            hello
-                .extensions
-                .push((ext::PSK_KEY_EXCHANGE_MODES, wire::psk_dhe_ke()));
-            // pre_shared_key must be the last extension (RFC 8446 4.2.11);
-            // a binder of SHA-256's length.
-            hello.extensions.push((
-                ext::PRE_SHARED_KEY,
-                wire::pre_shared_key(&identities, &[0xb1; 32])?,
-            ));
-            whole(hello)
+        Hostile::UnknownTickets => whole(unknown_tickets(
+            base_hello(defaults, &GROUPS, &USUAL_SHARES)?,
+            Hostile::TICKETS,
+        )?),
+        Hostile::MaxUnknownTickets => {
+            let base = base_hello(defaults, &GROUPS, &USUAL_SHARES)?;
+            // The most tickets whose ClientHello still fits one record.
+            let mut fitting = None;
+            for count in 1..=MAX_FILLING_TICKETS {
+                let hello = unknown_tickets(base.clone(), count)?;
+                if hello.encode()?.len() > wire::MAX_FRAGMENT {
+                    break;
+                }
+                fitting = Some(hello);
+            }
+            whole(fitting.ok_or("not one ticket fits a record")?)
         }
-        Hostile::KeyUpdateFlood | Hostile::InvalidBinder | Hostile::CorruptTickets => {
+        Hostile::KeyUpdateFlood
+        | Hostile::TinyRecords
+        | Hostile::InvalidBinder
+        | Hostile::CorruptTickets => {
             Err("no hand-built flight: the library's own client writes it".into())
         }
     }
@@ -373,7 +398,9 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
 /// The harness of `input` against library `L`.
 pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
     match input {
-        Hostile::KeyUpdateFlood => Box::new(flood::KeyUpdateFlood::<L>::new()),
+        Hostile::KeyUpdateFlood | Hostile::TinyRecords => {
+            Box::new(flood::RecordFlood::<L>::new(input))
+        }
         hello => Box::new(HostileFlight::<L>::new(hello)),
     }
 }
