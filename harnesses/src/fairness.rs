@@ -17,7 +17,7 @@ use crate::s2n_tls::tls::S2nTls;
 use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
 use crate::tls::hostile::flood::RecordFlood;
-use crate::tls::hostile::{check_served, wire, HostileFlight, Victim};
+use crate::tls::hostile::{check_served, valid_share_flight, wire, HostileFlight, Victim};
 use crate::tls::key_update::KeyUpdate;
 use crate::tls::record::Records;
 use crate::tls::rejected::{RejectedHandshake, Rejection, REJECTED};
@@ -331,6 +331,41 @@ fn hostile_checks_need_their_flight<L: Victim>() {
             "{input:?}: the answer to {other:?}"
         );
     }
+}
+
+/// The invalid key shares' checks need the invalid share: the server's
+/// answer to the same ClientHello with a valid share of the same group (a
+/// ServerHello, the handshake going on) fails each.
+fn share_checks_need_the_invalid_share<L: Victim>() {
+    for input in [
+        Hostile::ZeroShare,
+        Hostile::OffCurveShare,
+        Hostile::BadMlKemShare,
+    ] {
+        let harness = HostileFlight::<L>::new(input);
+        let attack = harness.setup().expect("setup");
+        let refused = harness.run(&attack, harness.prepare(&attack).expect("prepare"));
+        harness
+            .check(&attack, &refused.expect("run"))
+            .expect("refused");
+        let flight = valid_share_flight(input, &L::defaults()).expect("flight");
+        let mut fresh = L::fresh(&attack.configs).expect("fresh");
+        L::attacker(&fresh).send(&flight).expect("send");
+        let outcome = L::serve(&mut fresh);
+        assert!(outcome.is_ok(), "{input:?}: a valid share: {outcome:?}");
+        assert!(
+            check_served(input, &L::defaults(), L::attacker(&fresh), &outcome).is_err(),
+            "{input:?}: passed on a valid share"
+        );
+    }
+}
+
+#[test]
+fn every_library_refuses_only_the_invalid_shares() {
+    share_checks_need_the_invalid_share::<S2nTls>();
+    #[cfg(not(feature = "rustls-0-24"))]
+    share_checks_need_the_invalid_share::<Rustls>();
+    share_checks_need_the_invalid_share::<OpenSsl>();
 }
 
 #[test]

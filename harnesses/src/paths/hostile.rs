@@ -24,6 +24,20 @@ pub enum Hostile {
     /// P-256, the defaults' chain's), no server name: what the server's key
     /// exchange, flight and signature cost per byte the client sent.
     MinimalHello,
+    /// [`Hostile::MinimalHello`] whose X25519 key share is 32 zero bytes, a
+    /// point of small order: the shared secret comes out all zero, which
+    /// RFC 8446 (section 7.4.2) and RFC 7748 make the server refuse, after
+    /// it computed it.
+    ZeroShare,
+    /// [`Hostile::MinimalHello`] on secp256r1 whose key share is a point
+    /// off the curve (x = 1, y = 1): RFC 8446 (section 4.2.8.2) makes the
+    /// server validate it, and refuse.
+    OffCurveShare,
+    /// [`Hostile::MinimalHello`] on X25519MLKEM768 whose ML-KEM-768
+    /// encapsulation key fails FIPS 203's modulus check (every coefficient
+    /// 4095, above q = 3329), with a valid X25519 half: the server must
+    /// check the key before it encapsulates to it, and refuse.
+    BadMlKemShare,
     /// A ClientHello offering [`Hostile::TICKETS`] session tickets the
     /// server never issued, each with a binder, before a full handshake.
     UnknownTickets,
@@ -53,23 +67,29 @@ pub enum Hostile {
 
 impl Hostile {
     /// The inputs that are a first flight: a ClientHello.
-    pub const HELLOS: [Hostile; 7] = [
+    pub const HELLOS: [Hostile; 10] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::MinimalHello,
+        Hostile::ZeroShare,
+        Hostile::OffCurveShare,
+        Hostile::BadMlKemShare,
         Hostile::UnknownTickets,
         Hostile::MaxUnknownTickets,
     ];
 
     /// Every hostile input.
-    pub const ALL: [Hostile; 11] = [
+    pub const ALL: [Hostile; 14] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::MinimalHello,
+        Hostile::ZeroShare,
+        Hostile::OffCurveShare,
+        Hostile::BadMlKemShare,
         Hostile::UnknownTickets,
         Hostile::MaxUnknownTickets,
         Hostile::CorruptTickets,
@@ -96,6 +116,9 @@ impl Hostile {
             Hostile::Retry => "hello_retry",
             Hostile::Fragmented => "hello_1_byte_records",
             Hostile::MinimalHello => "hello_minimal",
+            Hostile::ZeroShare => "hello_zero_share",
+            Hostile::OffCurveShare => "hello_off_curve_share",
+            Hostile::BadMlKemShare => "hello_bad_mlkem_share",
             Hostile::UnknownTickets => "hello_unknown_tickets",
             Hostile::MaxUnknownTickets => "hello_max_unknown_tickets",
             Hostile::CorruptTickets => "hello_corrupt_tickets",

@@ -91,8 +91,21 @@ pub const DECRYPT_ERROR: u8 = 51;
 
 /// Whether `input` must be refused rather than answered.
 pub const fn refused(input: Hostile) -> bool {
-    matches!(input, Hostile::InvalidBinder)
+    matches!(
+        input,
+        Hostile::InvalidBinder
+            | Hostile::ZeroShare
+            | Hostile::OffCurveShare
+            | Hostile::BadMlKemShare
+    )
 }
+
+/// The ChangeCipherSpec record of TLS 1.3's middlebox compatibility mode
+/// (RFC 8446 appendix D.4).
+const CHANGE_CIPHER_SPEC: &[u8] = &[20, 3, 3, 0, 1, 1];
+
+/// The TLS alert a server sends on a key share it cannot use.
+pub const ILLEGAL_PARAMETER: u8 = 47;
 
 /// `flight` with the last byte flipped: in a resumption ClientHello, the
 /// last byte of the last binder (pre_shared_key is the last extension, its
@@ -275,6 +288,44 @@ fn unknown_tickets(mut hello: ClientHello, count: usize) -> Result<ClientHello, 
 /// search for the most that fit stops.
 const MAX_FILLING_TICKETS: usize = 128;
 
+/// The smallest ClientHello a server of `defaults` answers with a whole
+/// handshake: its suite, `group` alone with `share`, ECDSA P-256 alone, no
+/// server name ([`Hostile::MinimalHello`]).
+fn minimal_hello(
+    defaults: &Profile,
+    group: u16,
+    share: Vec<u8>,
+) -> Result<ClientHello, HarnessError> {
+    Ok(ClientHello {
+        random: [0x5a; 32],
+        session_id: [0xa5; 32],
+        suites: vec![defaults.pins.suite.iana()],
+        extensions: vec![
+            (
+                ext::SUPPORTED_VERSIONS,
+                wire::supported_versions(&[wire::TLS13])?,
+            ),
+            (ext::SUPPORTED_GROUPS, wire::code_points(&[group])?),
+            (ext::SIGNATURE_ALGORITHMS, wire::code_points(&SCHEMES[..1])?),
+            (ext::KEY_SHARE, wire::key_share(&[(group, share)])?),
+        ],
+    })
+}
+
+/// The flight of [`Hostile::ZeroShare`] or [`Hostile::OffCurveShare`]
+/// with a valid key share of its group instead: what their checks must
+/// fail on (the server goes on with the handshake).
+pub fn valid_share_flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessError> {
+    let group = match input {
+        Hostile::ZeroShare => MINIMAL_GROUP,
+        Hostile::OffCurveShare => NamedGroup::Secp256r1.iana(),
+        Hostile::BadMlKemShare => NamedGroup::X25519MlKem768.iana(),
+        other => return Err(format!("{other:?} has no invalid key share").into()),
+    };
+    let hello = minimal_hello(defaults, group, public_key(group)?)?;
+    Ok(wire::records(&hello.encode()?, wire::MAX_FRAGMENT)?)
+}
+
 /// The one group of [`Hostile::MinimalHello`]: the cheapest key share to
 /// send, and a group every library's defaults accept.
 const MINIMAL_GROUP: u16 = NamedGroup::X25519.iana();
@@ -352,23 +403,37 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
             &base_hello(defaults, &GROUPS, &GROUPS)?.encode()?,
             1,
         )?),
-        Hostile::MinimalHello => whole(ClientHello {
-            random: [0x5a; 32],
-            session_id: [0xa5; 32],
-            suites: vec![defaults.pins.suite.iana()],
-            extensions: vec![
-                (
-                    ext::SUPPORTED_VERSIONS,
-                    wire::supported_versions(&[wire::TLS13])?,
-                ),
-                (ext::SUPPORTED_GROUPS, wire::code_points(&[MINIMAL_GROUP])?),
-                (ext::SIGNATURE_ALGORITHMS, wire::code_points(&SCHEMES[..1])?),
-                (
-                    ext::KEY_SHARE,
-                    wire::key_share(&[(MINIMAL_GROUP, public_key(MINIMAL_GROUP)?)])?,
-                ),
-            ],
-        }),
+        Hostile::MinimalHello => whole(minimal_hello(
+            defaults,
+            MINIMAL_GROUP,
+            public_key(MINIMAL_GROUP)?,
+        )?),
+        Hostile::ZeroShare => whole(minimal_hello(defaults, MINIMAL_GROUP, vec![0; 32])?),
+        Hostile::OffCurveShare => {
+            // An uncompressed point (0x04, x, y) with x = 1 and y = 1:
+            // 1 is not 1 + a + b modulo p, so it is not on secp256r1.
+            let mut point = vec![0; 65];
+            point[0] = 4;
+            point[32] = 1;
+            point[64] = 1;
+            whole(minimal_hello(
+                defaults,
+                NamedGroup::Secp256r1.iana(),
+                point,
+            )?)
+        }
+        Hostile::BadMlKemShare => {
+            // 768 coefficients of 12 bits, each 0xfff: 1,152 bytes of 0xff,
+            // then the 32-byte seed rho, then a valid X25519 key.
+            let mut share = vec![0xff; 1152];
+            share.extend_from_slice(&[0x42; 32]);
+            share.extend_from_slice(&public_key(NamedGroup::X25519.iana())?);
+            whole(minimal_hello(
+                defaults,
+                NamedGroup::X25519MlKem768.iana(),
+                share,
+            )?)
+        }
         Hostile::UnknownTickets => whole(unknown_tickets(
             base_hello(defaults, &GROUPS, &USUAL_SHARES)?,
             Hostile::TICKETS,
@@ -413,7 +478,12 @@ pub fn expected(input: Hostile, defaults: &Profile) -> Reply {
     if refused(input) {
         return Reply::Alert {
             level: 2,
-            description: DECRYPT_ERROR,
+            description: match input {
+                Hostile::ZeroShare | Hostile::OffCurveShare | Hostile::BadMlKemShare => {
+                    ILLEGAL_PARAMETER
+                }
+                _ => DECRYPT_ERROR,
+            },
         };
     }
     Reply::Hello(ServerHello {
@@ -509,6 +579,15 @@ pub fn check_served(
     let name = input.name();
     let answer = attacker.incoming_bytes();
     let reply = wire::reply(&answer);
+    ensure(attacker.in_flight().0 == 0, || {
+        format!(
+            "the server left {} bytes of hostile_{name} unread",
+            attacker.in_flight().0
+        )
+    })?;
+    if refuses_otherwise(input, &answer, reply.as_ref().ok(), outcome) {
+        return Ok(());
+    }
     if refused(input) {
         ensure(outcome.is_err(), || {
             format!("the server accepted hostile_{name}")
@@ -520,17 +599,53 @@ pub fn check_served(
         )
         .into());
     }
-    ensure(attacker.in_flight().0 == 0, || {
-        format!(
-            "the server left {} bytes of hostile_{name} unread",
-            attacker.in_flight().0
-        )
-    })?;
     let reply = reply.map_err(|e| format!("hostile_{name}: the server's answer: {e}"))?;
     let want = expected(input, defaults);
     ensure(reply == want, || {
         format!("hostile_{name}: the server answered {reply}, not {want}")
     })
+}
+
+/// Whether `answer` (read as `reply`) refuses `input`'s key share in a
+/// way other than [`expected`]'s alert, as s2n-tls does:
+/// - [`Hostile::ZeroShare`]: it writes its ServerHello before it computes
+///   the shared secret, then fails ("Error computing ECDHE shared secret")
+///   without an alert;
+/// - [`Hostile::OffCurveShare`]: it sets the unusable share aside and asks
+///   for another with a HelloRetryRequest for the same group, and waits;
+/// - [`Hostile::BadMlKemShare`]: it fails ("An error occurred in a
+///   post-quantum crypto function") having written nothing.
+fn refuses_otherwise(
+    input: Hostile,
+    answer: &[u8],
+    reply: Option<&Reply>,
+    outcome: &Result<(), ServeError>,
+) -> bool {
+    if input == Hostile::BadMlKemShare {
+        return answer.is_empty() && outcome.is_err();
+    }
+    let Some(Reply::Hello(hello)) = reply else {
+        return false;
+    };
+    // Its first record alone, or followed by the ChangeCipherSpec a
+    // middlebox-compatible server sends after a HelloRetryRequest.
+    let first = answer.get(3..5).map_or(0, |len| {
+        5 + usize::from(u16::from_be_bytes([len[0], len[1]]))
+    });
+    let rest = answer.get(first..).unwrap_or_default();
+    let alone = (rest.is_empty() || rest == CHANGE_CIPHER_SPEC) && !hello.psk;
+    match input {
+        Hostile::ZeroShare => {
+            alone && outcome.is_err() && !hello.retry && hello.group == Some(MINIMAL_GROUP)
+        }
+        Hostile::OffCurveShare => {
+            alone
+                && outcome.is_ok()
+                && hello.retry
+                && hello.group == Some(NamedGroup::Secp256r1.iana())
+        }
+        _ => false,
+    }
 }
 
 impl<L: Victim> Harness for HostileFlight<L> {
