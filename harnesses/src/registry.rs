@@ -116,6 +116,13 @@ pub fn not_applicable(benchmark: &Benchmark) -> Option<NotApplicable> {
                  falls back to the subject's CN, so it rejects a CN-only leaf",
             ))
         }
+        (Library::Rustls, Path::Hostile(Hostile::MinimalSecp521r1)) => {
+            Some(NotApplicable::ByDesign(
+                "rustls's default key-exchange groups (aws-lc-rs provider) leave out \
+                 secp521r1: it refuses a ClientHello offering only that group with \
+                 handshake_failure (scripts/hostile-search.sh counts the refusal)",
+            ))
+        }
         (Library::OpenSsl, Path::Hostile(Hostile::CorruptTickets)) => {
             Some(NotApplicable::Unrepeatable(
                 "its count moves with the wall clock (about 160 instructions in some runs on \
@@ -324,6 +331,9 @@ mod tests {
                     }
                     "rustls::handshake_ecdsa_p256_cn_only" => {
                         assert!(text.contains("never falls back"), "{text}")
+                    }
+                    "rustls::hostile_hello_minimal_secp521r1" => {
+                        assert!(text.contains("leave out secp521r1"), "{text}")
                     }
                     other => panic!("{other}: not applicable by design? {text}"),
                 },

@@ -24,6 +24,13 @@ pub enum Hostile {
     /// P-256, the defaults' chain's), no server name: what the server's key
     /// exchange, flight and signature cost per byte the client sent.
     MinimalHello,
+    /// [`Hostile::MinimalHello`] on secp384r1: the costliest group rustls's
+    /// defaults accept (`scripts/hostile-search.sh` found it).
+    MinimalSecp384r1,
+    /// [`Hostile::MinimalHello`] on secp521r1, where the defaults accept it
+    /// (s2n-tls, OpenSSL): the costliest key share a client can choose
+    /// (`scripts/hostile-search.sh` found it).
+    MinimalSecp521r1,
     /// [`Hostile::MinimalHello`] whose X25519 key share is 32 zero bytes, a
     /// point of small order: the shared secret comes out all zero, which
     /// RFC 8446 (section 7.4.2) and RFC 7748 make the server refuse, after
@@ -67,12 +74,14 @@ pub enum Hostile {
 
 impl Hostile {
     /// The inputs that are a first flight: a ClientHello.
-    pub const HELLOS: [Hostile; 10] = [
+    pub const HELLOS: [Hostile; 12] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::MinimalHello,
+        Hostile::MinimalSecp384r1,
+        Hostile::MinimalSecp521r1,
         Hostile::ZeroShare,
         Hostile::OffCurveShare,
         Hostile::BadMlKemShare,
@@ -81,12 +90,14 @@ impl Hostile {
     ];
 
     /// Every hostile input.
-    pub const ALL: [Hostile; 14] = [
+    pub const ALL: [Hostile; 16] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
         Hostile::Fragmented,
         Hostile::MinimalHello,
+        Hostile::MinimalSecp384r1,
+        Hostile::MinimalSecp521r1,
         Hostile::ZeroShare,
         Hostile::OffCurveShare,
         Hostile::BadMlKemShare,
@@ -116,6 +127,8 @@ impl Hostile {
             Hostile::Retry => "hello_retry",
             Hostile::Fragmented => "hello_1_byte_records",
             Hostile::MinimalHello => "hello_minimal",
+            Hostile::MinimalSecp384r1 => "hello_minimal_secp384r1",
+            Hostile::MinimalSecp521r1 => "hello_minimal_secp521r1",
             Hostile::ZeroShare => "hello_zero_share",
             Hostile::OffCurveShare => "hello_off_curve_share",
             Hostile::BadMlKemShare => "hello_bad_mlkem_share",

@@ -50,6 +50,8 @@ fn names_are_derived_from_the_data() {
             "hostile_hello_retry",
             "hostile_hello_1_byte_records",
             "hostile_hello_minimal",
+            "hostile_hello_minimal_secp384r1",
+            "hostile_hello_minimal_secp521r1",
             "hostile_hello_zero_share",
             "hostile_hello_off_curve_share",
             "hostile_hello_bad_mlkem_share",

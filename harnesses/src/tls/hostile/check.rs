@@ -3,11 +3,10 @@
 
 use regress_measure::HarnessError;
 
-use super::flights::MINIMAL_GROUP;
+use super::flights::minimal_group;
 use super::wire::{self, Reply, ServerHello};
 use super::ServeError;
 use crate::common::error::ensure;
-use crate::common::pins::NamedGroup;
 use crate::common::transport::Endpoint;
 use crate::paths::{Hostile, Profile};
 
@@ -52,10 +51,7 @@ pub fn expected(input: Hostile, defaults: &Profile) -> Reply {
         retry: input == Hostile::Retry,
         version: Some(wire::TLS13),
         suite: defaults.pins.suite.iana(),
-        group: Some(match input {
-            Hostile::MinimalHello => MINIMAL_GROUP,
-            _ => defaults.pins.group.iana(),
-        }),
+        group: Some(minimal_group(input).unwrap_or(defaults.pins.group.iana())),
         psk: false,
     })
 }
@@ -126,13 +122,10 @@ fn refuses_otherwise(
     let alone = (rest.is_empty() || rest == CHANGE_CIPHER_SPEC) && !hello.psk;
     match input {
         Hostile::ZeroShare => {
-            alone && outcome.is_err() && !hello.retry && hello.group == Some(MINIMAL_GROUP)
+            alone && outcome.is_err() && !hello.retry && hello.group == minimal_group(input)
         }
         Hostile::OffCurveShare => {
-            alone
-                && outcome.is_ok()
-                && hello.retry
-                && hello.group == Some(NamedGroup::Secp256r1.iana())
+            alone && outcome.is_ok() && hello.retry && hello.group == minimal_group(input)
         }
         _ => false,
     }

@@ -64,7 +64,7 @@ const GREASE_GROUP: u16 = 0x0a0a;
 /// The groups every hostile ClientHello offers, with a key share for each
 /// in [`Hostile::KeyShares`]: the post-quantum hybrid first, as clients of
 /// 2026 send it.
-const GROUPS: [u16; 5] = [
+pub(super) const GROUPS: [u16; 5] = [
     NamedGroup::X25519MlKem768.iana(),
     NamedGroup::X25519.iana(),
     NamedGroup::Secp256r1.iana(),
@@ -84,7 +84,7 @@ fn suites(defaults: &Profile) -> Vec<u16> {
 
 /// Signature schemes: ECDSA and RSA-PSS/PKCS#1 of every hash, ECDSA P-256
 /// first (the defaults' web chain signs with it).
-const SCHEMES: [u16; 9] = [
+pub(super) const SCHEMES: [u16; 9] = [
     0x0403, 0x0503, 0x0603, 0x0804, 0x0805, 0x0806, 0x0401, 0x0501, 0x0601,
 ];
 
@@ -115,7 +115,7 @@ const MAX_SCHEMES: u16 = 128;
 const TICKET_LEN: usize = 192;
 
 /// A public key of `group`, freshly generated: what a client sends.
-fn public_key(group: u16) -> Result<Vec<u8>, HarnessError> {
+pub(super) fn public_key(group: u16) -> Result<Vec<u8>, HarnessError> {
     let ecdh = |algorithm: &'static agreement::Algorithm| -> Result<Vec<u8>, HarnessError> {
         let key = EphemeralPrivateKey::generate(algorithm, &aws_lc_rs::rand::SystemRandom::new())
             .map_err(|_| "generating a key share")?;
@@ -222,9 +222,9 @@ fn minimal_hello(
 /// fail on (the server goes on with the handshake).
 pub fn valid_share_flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessError> {
     let group = match input {
-        Hostile::ZeroShare => MINIMAL_GROUP,
-        Hostile::OffCurveShare => NamedGroup::Secp256r1.iana(),
-        Hostile::BadMlKemShare => NamedGroup::X25519MlKem768.iana(),
+        Hostile::ZeroShare | Hostile::OffCurveShare | Hostile::BadMlKemShare => {
+            minimal_group(input).ok_or("no group")?
+        }
         other => return Err(format!("{other:?} has no invalid key share").into()),
     };
     let hello = minimal_hello(defaults, group, public_key(group)?)?;
@@ -233,7 +233,20 @@ pub fn valid_share_flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>,
 
 /// The one group of [`Hostile::MinimalHello`]: the cheapest key share to
 /// send, and a group every library's defaults accept.
-pub(super) const MINIMAL_GROUP: u16 = NamedGroup::X25519.iana();
+const MINIMAL_GROUP: u16 = NamedGroup::X25519.iana();
+
+/// The one group a minimal ClientHello input offers (and the server must
+/// choose, or refuse): `None` for every other input.
+pub(super) const fn minimal_group(input: Hostile) -> Option<u16> {
+    match input {
+        Hostile::MinimalHello | Hostile::ZeroShare => Some(MINIMAL_GROUP),
+        Hostile::MinimalSecp384r1 => Some(SECP384R1),
+        Hostile::MinimalSecp521r1 => Some(SECP521R1),
+        Hostile::OffCurveShare => Some(NamedGroup::Secp256r1.iana()),
+        Hostile::BadMlKemShare => Some(NamedGroup::X25519MlKem768.iana()),
+        _ => None,
+    }
+}
 
 /// The shares a client of 2026 sends: the hybrid and X25519.
 const USUAL_SHARES: [u16; 2] = [GROUPS[0], GROUPS[1]];
@@ -308,11 +321,10 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
             &base_hello(defaults, &GROUPS, &GROUPS)?.encode()?,
             1,
         )?),
-        Hostile::MinimalHello => whole(minimal_hello(
-            defaults,
-            MINIMAL_GROUP,
-            public_key(MINIMAL_GROUP)?,
-        )?),
+        Hostile::MinimalHello | Hostile::MinimalSecp384r1 | Hostile::MinimalSecp521r1 => {
+            let group = minimal_group(input).ok_or("no group")?;
+            whole(minimal_hello(defaults, group, public_key(group)?)?)
+        }
         Hostile::ZeroShare => whole(minimal_hello(defaults, MINIMAL_GROUP, vec![0; 32])?),
         Hostile::OffCurveShare => {
             // An uncompressed point (0x04, x, y) with x = 1 and y = 1:

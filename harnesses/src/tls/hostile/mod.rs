@@ -26,6 +26,7 @@
 mod check;
 pub mod flights;
 pub mod flood;
+pub mod search;
 pub mod wire;
 
 pub use check::{check_served, expected, refused, DECRYPT_ERROR, ILLEGAL_PARAMETER};
