@@ -2,8 +2,8 @@
 //! from the path's [`Hostile`] input: ClientHellos by hand, and a real
 //! client's resumption ClientHello tampered with.
 
-use aws_lc_rs::agreement::{self, EphemeralPrivateKey};
-use aws_lc_rs::kem::{DecapsulationKey, ML_KEM_768};
+use aws_lc_rs::agreement;
+use aws_lc_rs::kem::{EncapsulationKey, ML_KEM_768};
 use regress_measure::HarnessError;
 
 use super::wire::{self, ext, ClientHello};
@@ -114,34 +114,57 @@ const MAX_SCHEMES: u16 = 128;
 /// 100 to 250 bytes).
 const TICKET_LEN: usize = 192;
 
-/// A public key of `group`, freshly generated: what a client sends.
+/// A public key of `group`, the same in every process: what a client
+/// sends. A fresh random key would make a server's count depend on it
+/// where its arithmetic is not constant-flow (OpenSSL's generic P-384 and
+/// P-521 code), and the count must be repeatable for the same binary and
+/// inputs. The private scalars are fixed (every byte 1, below every
+/// curve's order); the ML-KEM-768 encapsulation key is built from fixed
+/// coefficients below q (FIPS 203's modulus check passes), which is all a
+/// server can check of it.
 pub(super) fn public_key(group: u16) -> Result<Vec<u8>, HarnessError> {
-    let ecdh = |algorithm: &'static agreement::Algorithm| -> Result<Vec<u8>, HarnessError> {
-        let key = EphemeralPrivateKey::generate(algorithm, &aws_lc_rs::rand::SystemRandom::new())
-            .map_err(|_| "generating a key share")?;
-        let public = key.compute_public_key().map_err(|_| "a public key")?;
-        Ok(public.as_ref().to_vec())
-    };
+    let ecdh =
+        |algorithm: &'static agreement::Algorithm, len: usize| -> Result<Vec<u8>, HarnessError> {
+            let key = agreement::PrivateKey::from_private_key(algorithm, &vec![1; len])
+                .map_err(|_| "a fixed private key")?;
+            let public = key.compute_public_key().map_err(|_| "a public key")?;
+            Ok(public.as_ref().to_vec())
+        };
     match group {
-        23 => ecdh(&agreement::ECDH_P256),
-        29 => ecdh(&agreement::X25519),
-        SECP384R1 => ecdh(&agreement::ECDH_P384),
-        SECP521R1 => ecdh(&agreement::ECDH_P521),
+        23 => ecdh(&agreement::ECDH_P256, 32),
+        29 => ecdh(&agreement::X25519, 32),
+        SECP384R1 => ecdh(&agreement::ECDH_P384, 48),
+        SECP521R1 => ecdh(&agreement::ECDH_P521, 66),
         0x11ec => {
             // X25519MLKEM768: the ML-KEM-768 encapsulation key, then X25519's
             // (draft-ietf-tls-ecdhe-mlkem).
-            let kem = DecapsulationKey::generate(&ML_KEM_768).map_err(|_| "an ML-KEM key")?;
-            let encapsulation = kem.encapsulation_key().map_err(|_| "its public half")?;
-            let mut share = encapsulation
-                .key_bytes()
-                .map_err(|_| "its bytes")?
-                .as_ref()
-                .to_vec();
-            share.extend_from_slice(&ecdh(&agreement::X25519)?);
+            let mut share = mlkem768_encapsulation_key();
+            EncapsulationKey::new(&ML_KEM_768, &share).map_err(|_| "an ML-KEM key")?;
+            share.extend_from_slice(&ecdh(&agreement::X25519, 32)?);
             Ok(share)
         }
         other => Err(format!("no key share for group {other:#06x}").into()),
     }
+}
+
+/// ML-KEM-768's modulus.
+const MLKEM_Q: u32 = 3329;
+
+/// An ML-KEM-768 encapsulation key: 768 coefficients below [`MLKEM_Q`]
+/// (a fixed sequence), 12 bits each, then a fixed 32-byte seed rho.
+fn mlkem768_encapsulation_key() -> Vec<u8> {
+    let coefficient = |i: u32| i.wrapping_mul(2_654_435_761) % MLKEM_Q;
+    let mut key = Vec::with_capacity(1184);
+    for pair in 0..384u32 {
+        let (a, b) = (coefficient(2 * pair), coefficient(2 * pair + 1));
+        key.extend_from_slice(&[
+            (a & 0xff) as u8,
+            ((a >> 8) | ((b & 0x0f) << 4)) as u8,
+            (b >> 4) as u8,
+        ]);
+    }
+    key.extend_from_slice(&[0x42; 32]);
+    key
 }
 
 /// The ClientHello every input starts from: TLS 1.3 only, SNI, the real
@@ -419,5 +442,13 @@ mod tests {
             assert_eq!(public_key(group).expect("key").len(), len, "{group:#06x}");
         }
         assert!(public_key(GREASE_GROUP).is_err());
+        // The same key each time: a flight is the same bytes in every
+        // process.
+        for group in GROUPS {
+            assert_eq!(
+                public_key(group).expect("key"),
+                public_key(group).expect("key")
+            );
+        }
     }
 }
