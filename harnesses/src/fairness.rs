@@ -410,6 +410,25 @@ fn flood_check_needs_the_updates<L: KeyUpdate>() {
         |harness: &RecordFlood<L>, flood| harness.received(&setup, flood).map(|r| r.records);
     assert_eq!(records(&updating, &flooded), Some(64));
     assert_eq!(records(&tiny, &plain), Some(32));
+    // The attacker's side: the client writing each flood in the run; each
+    // check fails on the other flood's writing, and neither reports a
+    // flight received (the client receives nothing).
+    let sent_updating = RecordFlood::<L>::new(Hostile::KeyUpdateFloodSent);
+    let sent_tiny = RecordFlood::<L>::new(Hostile::TinyRecordsSent);
+    assert!(sent_updating.sent && sent_updating.updates && sent_tiny.sent && !sent_tiny.updates);
+    let written = sent_updating.prepare(&setup).expect("prepare");
+    let written = sent_updating.run(&setup, written).expect("run");
+    sent_updating
+        .check(&setup, &written)
+        .expect("the flood written");
+    let tiny_written = sent_tiny.prepare(&setup).expect("prepare");
+    let tiny_written = sent_tiny.run(&setup, tiny_written).expect("run");
+    sent_tiny
+        .check(&setup, &tiny_written)
+        .expect("the records written");
+    assert!(sent_updating.check(&setup, &tiny_written).is_err());
+    assert!(sent_tiny.check(&setup, &written).is_err());
+    assert_eq!(sent_updating.received(&setup, &written), None);
 }
 
 #[test]

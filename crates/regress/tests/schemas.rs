@@ -316,6 +316,25 @@ fn the_history_schema_lists_every_library() {
     assert_eq!(listed, known);
 }
 
+/// The schema's figure names are the runner's metrics, in its order, no
+/// more and no fewer: a metric added to the runner is one the published
+/// schema accepts.
+#[test]
+fn the_metrics_schema_lists_every_metric() {
+    let schema = read_json(&root().join("docs/schemas/common.schema.json"));
+    let listed: Vec<&str> = schema["$defs"]["metrics"]["propertyNames"]["enum"]
+        .as_array()
+        .expect("an enum of metric names")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let known: Vec<&str> = regress::measure::metrics::Metric::ALL
+        .iter()
+        .map(|metric| metric.key())
+        .collect();
+    assert_eq!(listed, known);
+}
+
 #[test]
 fn every_committed_history_file_matches_its_schema() {
     let schemas = Schemas::load();

@@ -70,6 +70,12 @@ pub enum Hostile {
     /// library's client writes (one byte of data each), without KeyUpdates:
     /// what opening a record costs per byte (`crate::tls::hostile::flood`).
     TinyRecords,
+    /// What [`Hostile::KeyUpdateFlood`] costs the attacker: its client
+    /// writing the flood (`crate::tls::hostile::flood`).
+    KeyUpdateFloodSent,
+    /// What [`Hostile::TinyRecords`] costs the attacker: its client writing
+    /// the records.
+    TinyRecordsSent,
 }
 
 impl Hostile {
@@ -89,25 +95,32 @@ impl Hostile {
         Hostile::MaxUnknownTickets,
     ];
 
-    /// Every hostile input.
-    pub const ALL: [Hostile; 16] = [
-        Hostile::MaxHello,
-        Hostile::KeyShares,
-        Hostile::Retry,
-        Hostile::Fragmented,
-        Hostile::MinimalHello,
-        Hostile::MinimalSecp384r1,
-        Hostile::MinimalSecp521r1,
-        Hostile::ZeroShare,
-        Hostile::OffCurveShare,
-        Hostile::BadMlKemShare,
-        Hostile::UnknownTickets,
-        Hostile::MaxUnknownTickets,
+    /// The inputs that come after a handshake or from the library's own
+    /// client: a real client's resumption ClientHello, tampered with, and
+    /// floods on an established connection.
+    pub const LATER: [Hostile; 6] = [
         Hostile::CorruptTickets,
         Hostile::InvalidBinder,
         Hostile::KeyUpdateFlood,
         Hostile::TinyRecords,
+        Hostile::KeyUpdateFloodSent,
+        Hostile::TinyRecordsSent,
     ];
+
+    /// Every hostile input: [`Hostile::HELLOS`], then [`Hostile::LATER`].
+    pub const ALL: [Hostile; Hostile::HELLOS.len() + Hostile::LATER.len()] = {
+        let mut all = [Hostile::MaxHello; Hostile::HELLOS.len() + Hostile::LATER.len()];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = if i < Hostile::HELLOS.len() {
+                Hostile::HELLOS[i]
+            } else {
+                Hostile::LATER[i - Hostile::HELLOS.len()]
+            };
+            i += 1;
+        }
+        all
+    };
 
     /// Whether a real client of the library writes the flight (in
     /// `prepare`, from a ticket of the victim's own server): only where the
@@ -138,6 +151,8 @@ impl Hostile {
             Hostile::InvalidBinder => "psk_invalid_binder",
             Hostile::KeyUpdateFlood => "key_update_flood",
             Hostile::TinyRecords => "tiny_records",
+            Hostile::KeyUpdateFloodSent => "key_update_flood_attacker",
+            Hostile::TinyRecordsSent => "tiny_records_attacker",
         }
     }
 }

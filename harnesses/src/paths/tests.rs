@@ -60,7 +60,9 @@ fn names_are_derived_from_the_data() {
             "hostile_hello_corrupt_tickets",
             "hostile_psk_invalid_binder",
             "hostile_key_update_flood",
-            "hostile_tiny_records"
+            "hostile_tiny_records",
+            "hostile_key_update_flood_attacker",
+            "hostile_tiny_records_attacker"
         ]
     );
     let features: Vec<String> = Feature::ALL

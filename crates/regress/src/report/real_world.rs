@@ -144,7 +144,7 @@ pub fn hostile(counts: &[Count]) -> String {
     let mut paths: Vec<&str> = counts
         .iter()
         .filter_map(|count| count.harness.split_once("::").map(|(_, path)| path))
-        .filter(|path| path.starts_with(HOSTILE))
+        .filter(|path| path.starts_with(HOSTILE) && !path.ends_with(ATTACKER))
         .collect();
     paths.sort_unstable();
     paths.dedup();
@@ -202,6 +202,9 @@ struct Amplified<'a> {
     bytes: u64,
     records: u64,
     messages: u64,
+    /// The attacker's instructions writing the same flight, where a path
+    /// counts them (`<path>_attacker`).
+    attacker: Option<u64>,
 }
 
 impl Amplified<'_> {
@@ -215,6 +218,10 @@ impl Amplified<'_> {
         self.instructions as f64 / self.messages as f64
     }
 }
+
+/// The suffix of a path that counts what writing another path's flight
+/// costs the attacker (`hostile_key_update_flood_attacker`).
+const ATTACKER: &str = "_attacker";
 
 /// Every hostile path of `comparison` whose run reported its flight (a
 /// program from before the wire figures did not), worst per byte first.
@@ -233,6 +240,9 @@ fn amplified(comparison: &Comparison) -> Vec<Amplified<'_>> {
                     bytes: figure(Metric::ReceivedBytes)?,
                     records: figure(Metric::ReceivedRecords)?,
                     messages: figure(Metric::ReceivedMessages)?,
+                    attacker: comparison
+                        .cell(&format!("{}{ATTACKER}", row.path), library)
+                        .map(|cell| cell.instructions),
                 })
             })
         })
@@ -258,7 +268,11 @@ fn ratio(value: f64) -> String {
 /// What [`amplification_table`] shows, for a page that holds it.
 pub const AMPLIFICATION: &str = "What each byte and each message of a hostile flight makes a \
                                  default server execute (one warm run; the flight's bytes \
-                                 include record headers), worst per byte first.";
+                                 include record headers), worst per byte first; and, where a \
+                                 path counts it, what writing the flight cost the attacker's \
+                                 client. `-`: not counted (a hand-built ClientHello is the same \
+                                 bytes every time, so the attacker can replay it and pays only \
+                                 for sending it).";
 
 /// The amplification table: for each library's hostile paths, the server's
 /// instructions per byte and per message of the flight that bought them,
@@ -277,6 +291,8 @@ pub fn amplification_table(comparison: &Comparison) -> Option<Table> {
         "records",
         "messages",
         "per message",
+        "attacker instructions",
+        "server / attacker",
     ]);
     for row in &rows {
         table.row(vec![
@@ -288,6 +304,11 @@ pub fn amplification_table(comparison: &Comparison) -> Option<Table> {
             count(row.records),
             count(row.messages),
             ratio(row.per_message()),
+            row.attacker.map_or_else(|| "-".to_owned(), count),
+            row.attacker.filter(|attacker| *attacker > 0).map_or_else(
+                || "-".to_owned(),
+                |attacker| format!("{:.2}", row.instructions as f64 / attacker as f64),
+            ),
         ]);
     }
     Some(table)
@@ -374,8 +395,11 @@ mod tests {
             counted("openssl::hostile_hello_max", 4_000_000),
             counted("openssl::handshake_defaults", 24_000_000),
             counted("rustls::handshake_ecdsa_p256", 4_000_000),
+            counted("rustls::hostile_key_update_flood_attacker", 1_000_000),
         ];
         let table = hostile(&counts);
+        // The attacker's side is not a flight a server pays for.
+        assert!(!table.contains("_attacker"), "{table}");
         // rustls: 3,000,000 / 2,000,000; OpenSSL has no split: `-`;
         // s2n-tls has no such path: n/a.
         assert!(
@@ -400,6 +424,7 @@ mod tests {
             flight("rustls::hostile_hello_retry", 330_000, 165, 1),
             flight("rustls::hostile_hello_max", 3_200_000, 16_000, 1),
             flight("openssl::hostile_key_update_flood", 640_000, 1_600, 64),
+            counted("openssl::hostile_key_update_flood_attacker", 320_000),
             // A run from before the wire figures, and a path that is not
             // hostile: neither is a row.
             counted("s2n_tls::hostile_hello_retry", 900_000),
@@ -417,7 +442,12 @@ mod tests {
             retry < flood && flood < max,
             "worst per byte first: {table}"
         );
-        assert!(table.contains("| 64 | 64 | 10,000 |"), "{table}");
+        assert!(
+            table.contains("| 64 | 64 | 10,000 | 320,000 | 2.00 |"),
+            "{table}"
+        );
+        assert!(table.contains("| 1 | 1 | 330,000 | - | - |"), "{table}");
+        assert!(!table.contains("_attacker"), "{table}");
         assert!(!table.contains("s2n_tls") && !table.contains("handshake_defaults"));
         let worst = worst_amplification(&Comparison::new(&counts));
         assert_eq!(

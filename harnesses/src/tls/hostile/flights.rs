@@ -393,6 +393,8 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
         }
         Hostile::KeyUpdateFlood
         | Hostile::TinyRecords
+        | Hostile::KeyUpdateFloodSent
+        | Hostile::TinyRecordsSent
         | Hostile::InvalidBinder
         | Hostile::CorruptTickets => {
             Err("no hand-built flight: the library's own client writes it".into())

@@ -91,9 +91,10 @@ impl std::error::Error for ServeError {}
 /// The harness of `input` against library `L`.
 pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
     match input {
-        Hostile::KeyUpdateFlood | Hostile::TinyRecords => {
-            Box::new(flood::RecordFlood::<L>::new(input))
-        }
+        Hostile::KeyUpdateFlood
+        | Hostile::TinyRecords
+        | Hostile::KeyUpdateFloodSent
+        | Hostile::TinyRecordsSent => Box::new(flood::RecordFlood::<L>::new(input)),
         hello => Box::new(HostileFlight::<L>::new(hello)),
     }
 }
