@@ -84,10 +84,11 @@ fn diff_head_against_its_parent(
 }
 
 /// Paths other than the record paths whose counted run writes a few
-/// application records (a KeyUpdate's record each way): the spin is on
-/// every write, so they must show it too, a whole number of calls of its
-/// cost.
-const WRITE_RECORDS_IN_RUN: &[&str] = &["::key_update"];
+/// application records (a KeyUpdate's record each way; the attacker's
+/// client writing its 32 one-byte records of the key-update flood): the
+/// spin is on every write, so they must show it too, a whole number of
+/// calls of its cost.
+const WRITE_RECORDS_IN_RUN: &[&str] = &["::key_update", "::hostile_key_update_flood_attacker"];
 
 /// For a path of [`WRITE_RECORDS_IN_RUN`]: a problem unless `spin_function`
 /// is named once with a delta of a positive whole number of `per_call`.
