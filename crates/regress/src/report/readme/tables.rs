@@ -127,11 +127,9 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
         .iter()
         .cloned()
         .partition(|count| count.harness.starts_with("aws_lc_rs::"));
+    let comparison = Comparison::new(&tls);
     Ok(vec![
-        (
-            "library-comparison".to_owned(),
-            Comparison::new(&tls).to_markdown(),
-        ),
+        ("library-comparison".to_owned(), comparison.to_markdown()),
         (
             "post-quantum".to_owned(),
             crate::report::real_world::post_quantum(&tls),
@@ -146,15 +144,15 @@ pub fn sections(files: &[BaselineFile], dir: &Path) -> Result<Vec<(String, Strin
         ),
         (
             "amplification".to_owned(),
-            crate::report::real_world::amplification(&Comparison::new(&tls)),
+            crate::report::real_world::amplification(&comparison),
         ),
         (
             "worst-amplification".to_owned(),
-            crate::report::real_world::worst_amplification(&Comparison::new(&tls)),
+            crate::report::real_world::worst_amplification(&comparison),
         ),
         (
             "sides-and-held".to_owned(),
-            crate::report::sides::to_markdown(&Comparison::new(&tls)),
+            crate::report::sides::to_markdown(&comparison),
         ),
         (
             "aead-per-call".to_owned(),
