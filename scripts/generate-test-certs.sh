@@ -115,6 +115,12 @@ extendedKeyUsage       = serverAuth, clientAuth
 subjectKeyIdentifier   = hash
 authorityKeyIdentifier = keyid:always
 
+[ ladder_ext ]
+basicConstraints       = critical, CA:TRUE
+keyUsage               = critical, keyCertSign, cRLSign
+subjectKeyIdentifier   = hash
+authorityKeyIdentifier = keyid:always
+
 [ leaf_ext ]
 basicConstraints       = critical, CA:FALSE
 keyUsage               = critical, digitalSignature, keyEncipherment
@@ -306,3 +312,52 @@ only_the_ip() { # PEM NAME
 }
 extra_leaf ecdsa-ip-leaf 127.0.0.1 ip_leaf_ext sslserver \
     "CN=127.0.0.1, subjectAltName IP:127.0.0.1 only" only_the_ip
+
+# mTLS client chains as long as each verifier accepts, and one longer: a
+# ladder of ECDSA P-256 intermediates under ecdsa-ca (ladder 1 signed by the
+# CA, ladder k by ladder k-1), and a client leaf under ladder N for each
+# length N in $chain_lengths, all leaves with one key:
+#
+#   client-chain-N.pem                    client leaf, ladder N, ..., ladder 1, then ecdsa-ca
+#   client-chain.key                      the leaves' key
+#
+# The ladder's own keys are thrown away: the chains are issued together, or
+# all again (a new length means a new ladder, and new counts).
+chain_lengths="5 6 7 100 101"
+chains_present() {
+    local n
+    [ -f "$out_dir/client-chain.key" ] || return 1
+    for n in $chain_lengths; do [ -f "$out_dir/client-chain-$n.pem" ] || return 1; done
+}
+if chains_present && [ "$force" = no ]; then
+    echo "kept the client chains: they exist"
+else
+    cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$work/"
+    longest=0
+    for n in $chain_lengths; do [ "$n" -gt "$longest" ] && longest=$n; done
+    issuer=ecdsa-ca
+    : >"$work/ladder-down.pem"
+    genkey ecdsa "$work/client-chain.key"
+    for ((k = 1; k <= longest; k++)); do
+        issue ecdsa "$issuer" "regress test ladder $k" "ladder-$k" ladder_ext
+        mv "$work/ladder-$k-only.pem" "$work/ladder-$k.pem"
+        # Every certificate above ladder k, ladder k first: what follows a
+        # leaf under it.
+        cat "$work/ladder-$k.pem" "$work/ladder-down.pem" >"$work/ladder-next.pem"
+        mv "$work/ladder-next.pem" "$work/ladder-down.pem"
+        issuer="ladder-$k"
+        if [[ " $chain_lengths " == *" $k "* ]]; then
+            openssl req -new -config "$work/openssl.cnf" -key "$work/client-chain.key" \
+                -subj "/O=regress test/CN=regress test client (chain of $k)" -out "$work/chain-$k.csr"
+            openssl ca -batch -notext -config "$work/openssl.cnf" -md sha256 \
+                -cert "$work/ladder-$k.pem" -keyfile "$work/ladder-$k.key" -in "$work/chain-$k.csr" \
+                -extensions leaf_ext -startdate "$not_before" -enddate "$not_after" \
+                -out "$work/chain-$k-only.pem" 2>/dev/null
+            cat "$work/chain-$k-only.pem" "$work/ladder-down.pem" "$work/ecdsa-ca.pem" >"$work/client-chain-$k.pem"
+        fi
+    done
+    for n in $chain_lengths; do cp "$work/client-chain-$n.pem" "$out_dir/"; done
+    cp "$work/client-chain.key" "$out_dir/"
+    chmod 0644 "$out_dir/client-chain.key"
+    echo "wrote the client chains of $chain_lengths intermediates under ecdsa-ca"
+fi

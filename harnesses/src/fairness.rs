@@ -16,6 +16,7 @@ use crate::rustls::tls::Rustls;
 use crate::s2n_tls::tls::S2nTls;
 use crate::tls::defaults::{DefaultHandshake, Defaults};
 use crate::tls::handshake::FullHandshake;
+use crate::tls::hostile::client_chain::ClientChainFlight;
 use crate::tls::hostile::flood::RecordFlood;
 use crate::tls::hostile::{check_served, valid_share_flight, wire, HostileFlight, Victim};
 use crate::tls::key_update::KeyUpdate;
@@ -475,4 +476,28 @@ fn the_binder_path_needs_a_tampered_binder() {
     #[cfg(not(feature = "rustls-0-24"))]
     binder_check_needs_the_tampered_binder::<Rustls>();
     binder_check_needs_the_tampered_binder::<OpenSsl>();
+}
+
+/// The longest-chain path is at each verifier's limit: its chain passes,
+/// and a chain one intermediate longer, the same ladder, is refused by the
+/// server in the run, which fails the check.
+fn longest_chain_is_the_limit<L: Victim>() {
+    let run = |harness: &ClientChainFlight<L>| {
+        let configs = harness.setup().expect("setup");
+        let sent = harness.prepare(&configs).expect("prepare");
+        let sent = harness.run(&configs, sent).expect("run");
+        harness.check(&configs, &sent)
+    };
+    run(&ClientChainFlight::<L>::new()).expect("the longest chain");
+    let beyond = ClientChainFlight::<L>::beyond_the_limit().expect("a longer chain is carried");
+    let error = run(&ClientChainFlight::<L>::with_chain(beyond)).expect_err("one past the limit");
+    assert!(error.to_string().contains("refused"), "{error}");
+}
+
+#[test]
+fn every_verifier_refuses_a_chain_past_its_limit() {
+    longest_chain_is_the_limit::<S2nTls>();
+    #[cfg(not(feature = "rustls-0-24"))]
+    longest_chain_is_the_limit::<Rustls>();
+    longest_chain_is_the_limit::<OpenSsl>();
 }

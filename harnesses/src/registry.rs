@@ -123,6 +123,23 @@ pub fn not_applicable(benchmark: &Benchmark) -> Option<NotApplicable> {
                  handshake_failure (scripts/hostile-search.sh counts the refusal)",
             ))
         }
+        (Library::OpenSsl, Path::Hostile(Hostile::MinimalFfdhe3072)) => {
+            crate::openssl::system::lacks_finite_field_groups("ffdhe3072")
+        }
+        (Library::S2nTls, Path::Hostile(Hostile::MinimalFfdhe3072)) => {
+            Some(NotApplicable::ByDesign(
+                "s2n-tls negotiates no finite-field group in TLS 1.3: it refuses a \
+                 ClientHello offering only ffdhe3072, before any key exchange \
+                 (scripts/hostile-search.sh counts the refusal)",
+            ))
+        }
+        (Library::Rustls, Path::Hostile(Hostile::MinimalFfdhe3072)) => {
+            Some(NotApplicable::ByDesign(
+                "rustls's key-exchange groups (aws-lc-rs provider) have no finite-field \
+                 group: it refuses a ClientHello offering only ffdhe3072 with \
+                 handshake_failure (scripts/hostile-search.sh counts the refusal)",
+            ))
+        }
         (Library::OpenSsl, Path::Hostile(Hostile::CorruptTickets)) => {
             Some(NotApplicable::Unrepeatable(
                 "its count moves with the wall clock (about 160 instructions in some runs on \
@@ -334,6 +351,10 @@ mod tests {
                     }
                     "rustls::hostile_hello_minimal_secp521r1" => {
                         assert!(text.contains("leave out secp521r1"), "{text}")
+                    }
+                    "s2n_tls::hostile_hello_minimal_ffdhe3072"
+                    | "rustls::hostile_hello_minimal_ffdhe3072" => {
+                        assert!(text.contains("only ffdhe3072"), "{text}")
                     }
                     other => panic!("{other}: not applicable by design? {text}"),
                 },

@@ -95,6 +95,71 @@ pub enum Pki {
     /// name, so its clients connect to and verify that address, and send no
     /// SNI. Same CA and client identity as [`Pki::EcdsaP256`].
     EcdsaP256IpSan,
+    /// The ECDSA P-256 laboratory PKI whose mTLS client sends a chain of
+    /// [`ClientChain::intermediates`] ECDSA P-256 intermediates between
+    /// its leaf and the CA (a ladder: the first signed by the CA, each next
+    /// by the one before), then the CA: what a hostile client makes a
+    /// server's verifier walk. Same CA and server leaf as
+    /// [`Pki::EcdsaP256`].
+    EcdsaP256ClientChain(ClientChain),
+}
+
+/// A length of client chain the repository carries
+/// (`scripts/generate-test-certs.sh`, `chain_lengths`): each verifier's
+/// default limit and one past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClientChain {
+    /// 5 intermediates: with the leaf and the CA, the 7 certificates
+    /// s2n-tls reads of a peer's chain (`DEFAULT_MAX_CHAIN_DEPTH`).
+    Five,
+    /// 6: rustls-webpki's limit on intermediates (`MAX_SUB_CA_COUNT`).
+    Six,
+    /// 7: one past rustls-webpki's limit.
+    Seven,
+    /// 100: OpenSSL's default verify depth.
+    Hundred,
+    /// 101: one past OpenSSL's.
+    HundredOne,
+}
+
+impl ClientChain {
+    /// Every length carried, shortest first.
+    pub const ALL: [ClientChain; 5] = [
+        ClientChain::Five,
+        ClientChain::Six,
+        ClientChain::Seven,
+        ClientChain::Hundred,
+        ClientChain::HundredOne,
+    ];
+
+    /// Intermediates between the leaf and the CA.
+    pub const fn intermediates(self) -> usize {
+        match self {
+            ClientChain::Five => 5,
+            ClientChain::Six => 6,
+            ClientChain::Seven => 7,
+            ClientChain::Hundred => 100,
+            ClientChain::HundredOne => 101,
+        }
+    }
+
+    /// The length carried with `intermediates`, if one is.
+    pub fn of(intermediates: usize) -> Option<ClientChain> {
+        ClientChain::ALL
+            .into_iter()
+            .find(|chain| chain.intermediates() == intermediates)
+    }
+
+    /// The chain's PEM: leaf, ladder from the top down, CA.
+    const fn pem(self) -> &'static [u8] {
+        match self {
+            ClientChain::Five => include_bytes!("../../certs/client-chain-5.pem"),
+            ClientChain::Six => include_bytes!("../../certs/client-chain-6.pem"),
+            ClientChain::Seven => include_bytes!("../../certs/client-chain-7.pem"),
+            ClientChain::Hundred => include_bytes!("../../certs/client-chain-100.pem"),
+            ClientChain::HundredOne => include_bytes!("../../certs/client-chain-101.pem"),
+        }
+    }
 }
 
 /// The private extension of [`Pki::EcdsaP256ClientId`]'s client leaf: an
@@ -118,7 +183,7 @@ impl Pki {
 
     /// How paths name it: `rsa4096`, `ecdsa_p256`, `web_rsa2048`,
     /// `web_ecdsa_p256`, `ecdsa_p256_cn_only`, `ecdsa_p256_client_id`,
-    /// `ecdsa_p256_ip_san`.
+    /// `ecdsa_p256_ip_san`, `ecdsa_p256_client_chain`.
     pub const fn label(self) -> &'static str {
         match self {
             Pki::Rsa4096 => "rsa4096",
@@ -128,6 +193,7 @@ impl Pki {
             Pki::EcdsaP256CnOnly => "ecdsa_p256_cn_only",
             Pki::EcdsaP256ClientId => "ecdsa_p256_client_id",
             Pki::EcdsaP256IpSan => "ecdsa_p256_ip_san",
+            Pki::EcdsaP256ClientChain(_) => "ecdsa_p256_client_chain",
         }
     }
 
@@ -169,7 +235,8 @@ impl Pki {
             | Pki::WebEcdsaP256
             | Pki::EcdsaP256CnOnly
             | Pki::EcdsaP256ClientId
-            | Pki::EcdsaP256IpSan => SignatureScheme::EcdsaSecp256r1Sha256,
+            | Pki::EcdsaP256IpSan
+            | Pki::EcdsaP256ClientChain(_) => SignatureScheme::EcdsaSecp256r1Sha256,
         }
     }
 
@@ -181,9 +248,8 @@ impl Pki {
             Pki::EcdsaP256
             | Pki::EcdsaP256CnOnly
             | Pki::EcdsaP256ClientId
-            | Pki::EcdsaP256IpSan => {
-                include_bytes!("../../certs/ecdsa-ca.pem")
-            }
+            | Pki::EcdsaP256IpSan
+            | Pki::EcdsaP256ClientChain(_) => include_bytes!("../../certs/ecdsa-ca.pem"),
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-root.pem"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-root.pem"),
         }
@@ -195,7 +261,9 @@ impl Pki {
     pub const fn server_chain_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/leaf.pem"),
-            Pki::EcdsaP256 | Pki::EcdsaP256ClientId => include_bytes!("../../certs/ecdsa-leaf.pem"),
+            Pki::EcdsaP256 | Pki::EcdsaP256ClientId | Pki::EcdsaP256ClientChain(_) => {
+                include_bytes!("../../certs/ecdsa-leaf.pem")
+            }
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.pem"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.pem"),
             Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-cn-leaf.pem"),
@@ -207,7 +275,9 @@ impl Pki {
     pub const fn server_key_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/leaf.key"),
-            Pki::EcdsaP256 | Pki::EcdsaP256ClientId => include_bytes!("../../certs/ecdsa-leaf.key"),
+            Pki::EcdsaP256 | Pki::EcdsaP256ClientId | Pki::EcdsaP256ClientChain(_) => {
+                include_bytes!("../../certs/ecdsa-leaf.key")
+            }
             Pki::WebRsa2048 => include_bytes!("../../certs/web-rsa-leaf.key"),
             Pki::WebEcdsaP256 => include_bytes!("../../certs/web-ecdsa-leaf.key"),
             Pki::EcdsaP256CnOnly => include_bytes!("../../certs/ecdsa-cn-leaf.key"),
@@ -226,6 +296,7 @@ impl Pki {
                 include_bytes!("../../certs/client-ecdsa.pem")
             }
             Pki::EcdsaP256ClientId => include_bytes!("../../certs/client-ecdsa-id.pem"),
+            Pki::EcdsaP256ClientChain(chain) => chain.pem(),
             Pki::WebRsa2048 | Pki::WebEcdsaP256 => b"",
         }
     }
@@ -238,6 +309,7 @@ impl Pki {
                 include_bytes!("../../certs/client-ecdsa.key")
             }
             Pki::EcdsaP256ClientId => include_bytes!("../../certs/client-ecdsa-id.key"),
+            Pki::EcdsaP256ClientChain(_) => include_bytes!("../../certs/client-chain.key"),
             Pki::WebRsa2048 | Pki::WebEcdsaP256 => b"",
         }
     }
@@ -250,7 +322,8 @@ impl Pki {
             Pki::EcdsaP256
             | Pki::EcdsaP256CnOnly
             | Pki::EcdsaP256ClientId
-            | Pki::EcdsaP256IpSan => Pki::Rsa4096,
+            | Pki::EcdsaP256IpSan
+            | Pki::EcdsaP256ClientChain(_) => Pki::Rsa4096,
             Pki::WebRsa2048 => Pki::WebEcdsaP256,
             Pki::WebEcdsaP256 => Pki::WebRsa2048,
         }

@@ -107,7 +107,8 @@ fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
         | Pki::WebEcdsaP256
         | Pki::EcdsaP256CnOnly
         | Pki::EcdsaP256ClientId
-        | Pki::EcdsaP256IpSan => {
+        | Pki::EcdsaP256IpSan
+        | Pki::EcdsaP256ClientChain(_) => {
             let curve = key.ec_key().ok().and_then(|ec| ec.group().curve_name());
             ensure(
                 key.id() == Id::EC && curve == Some(Nid::X9_62_PRIME256V1),

@@ -2,14 +2,16 @@
 
 use openssl::ssl::ErrorCode;
 
-use regress_measure::HarnessError;
+use regress_measure::{HarnessError, Received};
 
 use super::context::Contexts;
 use super::ffi;
 use super::tls::OpenSsl;
-use super::transport::Pair;
+use super::transport::{step, Pair};
 use crate::common::error::{ensure, Context as _};
+use crate::common::pki::ClientChain;
 use crate::common::transport::{Endpoint, MAX_HANDSHAKE_ROUNDS};
+use crate::tls::hostile::client_chain::client_flight_size;
 use crate::tls::hostile::{ServeError, Victim};
 
 impl Victim for OpenSsl {
@@ -35,6 +37,42 @@ impl Victim for OpenSsl {
         Err(ServeError::Unread {
             calls: MAX_HANDSHAKE_ROUNDS,
         })
+    }
+
+    /// OpenSSL's default verify depth is 100 intermediates (`X509_VERIFY_PARAM`'s
+    /// "default" entry); the client's Certificate message (about 48 KiB
+    /// here) stays within its default limit of 100 KiB
+    /// (`SSL_MAX_CERT_LIST_DEFAULT`).
+    const LONGEST_CLIENT_CHAIN: ClientChain = ClientChain::Hundred;
+
+    /// The client's `SSL_do_handshake` (its ClientHello), the server's (its
+    /// flight), the client's again (it reads the flight, writes its
+    /// certificate, signature and Finished, and is done).
+    fn client_flight(_: &Contexts, mut pair: Pair) -> Result<(Pair, Received), HarnessError> {
+        let hello = step(&mut pair.client).context("the client's hello")?;
+        let served = step(&mut pair.server).context("the server's flight")?;
+        let done = step(&mut pair.client).context("the client's second flight")?;
+        ensure(!hello && !served && done, || {
+            format!(
+                "the handshake's steps ended out of turn (client {hello}, server {served}, \
+                 client {done}; only the last should be done)"
+            )
+        })?;
+        let flight = client_flight_size(pair.client.get_ref())?;
+        Ok((pair, flight))
+    }
+
+    /// The server's `SSL_do_handshake` until its handshake is done.
+    fn finish(pair: &mut Pair) -> Result<(), HarnessError> {
+        for _ in 0..MAX_HANDSHAKE_ROUNDS {
+            if step(&mut pair.server).context("the server on the client's flight")? {
+                return Ok(());
+            }
+            if !pair.server.get_ref().has_incoming() {
+                return Err("the server waits for more after the client's flight".into());
+            }
+        }
+        Err(format!("the server still handshaking after {MAX_HANDSHAKE_ROUNDS} calls").into())
     }
 
     /// A full handshake of the default contexts, the client reading its

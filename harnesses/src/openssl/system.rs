@@ -84,6 +84,18 @@ pub fn unsupported_group(group: NamedGroup) -> Option<NotApplicable> {
     })
 }
 
+/// Why the linked OpenSSL cannot take a TLS 1.3 key share of RFC 7919's
+/// `what` (`"ffdhe3072"`), if it cannot: its version, as
+/// [`unsupported_group`] judges the finite-field groups.
+pub fn lacks_finite_field_groups(what: &'static str) -> Option<NotApplicable> {
+    let version = openssl::version::number();
+    (version < FIRST_WITH_FFDHE_GROUPS).then(|| NotApplicable::Lacks {
+        linked: openssl::version::version().to_owned(),
+        what,
+        arrived: "the finite-field groups of RFC 7919 arrived in OpenSSL 3.0",
+    })
+}
+
 /// The linked OpenSSL, for every harness's
 /// [`Harness::runtime_libraries`](regress_measure::Harness::runtime_libraries):
 /// `libssl`, its version string (`Cargo.lock` only knows the crate

@@ -106,7 +106,9 @@ impl Pair {
 
 /// One `SSL_do_handshake`: `Ok(true)` when done, `Ok(false)` when it waits
 /// for the peer.
-fn step(stream: &mut SslStream<Endpoint>) -> Result<bool, openssl::ssl::Error> {
+pub(in crate::openssl) fn step(
+    stream: &mut SslStream<Endpoint>,
+) -> Result<bool, openssl::ssl::Error> {
     match stream.do_handshake() {
         Ok(()) => Ok(true),
         Err(e) if e.code() == ErrorCode::WANT_READ => Ok(false),

@@ -31,6 +31,12 @@ pub enum Hostile {
     /// (s2n-tls, OpenSSL): the costliest key share a client can choose
     /// (`scripts/hostile-search.sh` found it).
     MinimalSecp521r1,
+    /// [`Hostile::MinimalHello`] on ffdhe3072 (RFC 7919), where the defaults
+    /// accept a finite-field group in TLS 1.3 (OpenSSL 3.0 and later; 3.5's
+    /// default list ends with ffdhe2048 and ffdhe3072): the large-group
+    /// Diffie-Hellman a client chooses and the server pays for, D(HE)at's
+    /// asymmetry (CVE-2002-20001) on the defaults.
+    MinimalFfdhe3072,
     /// [`Hostile::MinimalHello`] whose X25519 key share is 32 zero bytes, a
     /// point of small order: the shared secret comes out all zero, which
     /// RFC 8446 (section 7.4.2) and RFC 7748 make the server refuse, after
@@ -70,6 +76,13 @@ pub enum Hostile {
     /// library's client writes (one byte of data each), without KeyUpdates:
     /// what opening a record costs per byte (`crate::tls::hostile::flood`).
     TinyRecords,
+    /// An mTLS client's second flight whose certificate chain is as long
+    /// as the server's verifier accepts by default: one signature check per
+    /// intermediate for a few hundred bytes each
+    /// (`crate::tls::hostile::client_chain`). The server is the library's
+    /// pinned laboratory one asking for a client certificate, not its
+    /// defaults (no default server asks for one).
+    LongestClientChain,
     /// What [`Hostile::KeyUpdateFlood`] costs the attacker: its client
     /// writing the flood (`crate::tls::hostile::flood`).
     KeyUpdateFloodSent,
@@ -80,7 +93,7 @@ pub enum Hostile {
 
 impl Hostile {
     /// The inputs that are a first flight: a ClientHello.
-    pub const HELLOS: [Hostile; 12] = [
+    pub const HELLOS: [Hostile; 13] = [
         Hostile::MaxHello,
         Hostile::KeyShares,
         Hostile::Retry,
@@ -88,6 +101,7 @@ impl Hostile {
         Hostile::MinimalHello,
         Hostile::MinimalSecp384r1,
         Hostile::MinimalSecp521r1,
+        Hostile::MinimalFfdhe3072,
         Hostile::ZeroShare,
         Hostile::OffCurveShare,
         Hostile::BadMlKemShare,
@@ -96,13 +110,14 @@ impl Hostile {
     ];
 
     /// The inputs that come after a handshake or from the library's own
-    /// client: a real client's resumption ClientHello, tampered with, and
-    /// floods on an established connection.
-    pub const LATER: [Hostile; 6] = [
+    /// client: a real client's resumption ClientHello, tampered with,
+    /// floods on an established connection, an mTLS client's chain.
+    pub const LATER: [Hostile; 7] = [
         Hostile::CorruptTickets,
         Hostile::InvalidBinder,
         Hostile::KeyUpdateFlood,
         Hostile::TinyRecords,
+        Hostile::LongestClientChain,
         Hostile::KeyUpdateFloodSent,
         Hostile::TinyRecordsSent,
     ];
@@ -142,6 +157,7 @@ impl Hostile {
             Hostile::MinimalHello => "hello_minimal",
             Hostile::MinimalSecp384r1 => "hello_minimal_secp384r1",
             Hostile::MinimalSecp521r1 => "hello_minimal_secp521r1",
+            Hostile::MinimalFfdhe3072 => "hello_minimal_ffdhe3072",
             Hostile::ZeroShare => "hello_zero_share",
             Hostile::OffCurveShare => "hello_off_curve_share",
             Hostile::BadMlKemShare => "hello_bad_mlkem_share",
@@ -151,6 +167,7 @@ impl Hostile {
             Hostile::InvalidBinder => "psk_invalid_binder",
             Hostile::KeyUpdateFlood => "key_update_flood",
             Hostile::TinyRecords => "tiny_records",
+            Hostile::LongestClientChain => "mtls_longest_chain",
             Hostile::KeyUpdateFloodSent => "key_update_flood_attacker",
             Hostile::TinyRecordsSent => "tiny_records_attacker",
         }

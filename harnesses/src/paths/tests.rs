@@ -52,6 +52,7 @@ fn names_are_derived_from_the_data() {
             "hostile_hello_minimal",
             "hostile_hello_minimal_secp384r1",
             "hostile_hello_minimal_secp521r1",
+            "hostile_hello_minimal_ffdhe3072",
             "hostile_hello_zero_share",
             "hostile_hello_off_curve_share",
             "hostile_hello_bad_mlkem_share",
@@ -61,6 +62,7 @@ fn names_are_derived_from_the_data() {
             "hostile_psk_invalid_binder",
             "hostile_key_update_flood",
             "hostile_tiny_records",
+            "hostile_mtls_longest_chain",
             "hostile_key_update_flood_attacker",
             "hostile_tiny_records_attacker"
         ]

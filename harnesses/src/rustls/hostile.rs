@@ -4,15 +4,17 @@
 
 use std::sync::Arc;
 
-use regress_measure::HarnessError;
+use regress_measure::{HarnessError, Received};
 
 use super::api::Resumption;
 
 use super::config::Configs;
 use super::tls::Rustls;
-use super::transport::Accepting;
-use crate::common::error::Context as _;
+use super::transport::{Accepting, Pair};
+use crate::common::error::{ensure, Context as _};
+use crate::common::pki::ClientChain;
 use crate::common::transport::Endpoint;
+use crate::tls::hostile::client_chain::client_flight_size;
 use crate::tls::hostile::{ServeError, Victim};
 
 impl Victim for Rustls {
@@ -33,6 +35,54 @@ impl Victim for Rustls {
             .flush(&mut accepting.server_end)
             .map_err(|error| ServeError::Writing(error.to_string()));
         served.and(flushed)
+    }
+
+    /// rustls-webpki builds paths of at most 6 intermediates
+    /// (`MAX_SUB_CA_COUNT` in `verify_cert.rs`).
+    const LONGEST_CLIENT_CHAIN: ClientChain = ClientChain::Six;
+
+    /// The client's ClientHello written, the server's `read_tls`,
+    /// `process_new_packets` and `write_tls` (its flight), the client's
+    /// (it reads the flight, queues its certificate, signature and
+    /// Finished) and its `write_tls`.
+    fn client_flight(
+        configs: &Configs,
+        accepting: Accepting,
+    ) -> Result<(Pair, Received), HarnessError> {
+        let mut pair = configs.connect(accepting)?;
+        pair.client
+            .flush(&mut pair.client_end)
+            .context("the client's hello")?;
+        pair.server
+            .deliver(&mut pair.server_end)
+            .context("the server reading the hello")?;
+        pair.server
+            .flush(&mut pair.server_end)
+            .context("the server's flight")?;
+        pair.client
+            .deliver(&mut pair.client_end)
+            .context("the client reading the server's flight")?;
+        pair.client
+            .flush(&mut pair.client_end)
+            .context("the client's second flight")?;
+        ensure(
+            !pair.client.is_handshaking() && pair.server.is_handshaking(),
+            || "the client should be done and the server waiting for its flight".into(),
+        )?;
+        let flight = client_flight_size(&pair.client_end)?;
+        Ok((pair, flight))
+    }
+
+    /// The server's `read_tls` and `process_new_packets` on the client's
+    /// flight, then `write_tls` of anything it queued.
+    fn finish(pair: &mut Pair) -> Result<(), HarnessError> {
+        pair.server.deliver(&mut pair.server_end)?;
+        pair.server
+            .flush(&mut pair.server_end)
+            .context("the server writing after the client's flight")?;
+        ensure(!pair.server.is_handshaking(), || {
+            "the server still handshaking after the client's flight".into()
+        })
     }
 
     /// A full handshake with the default configs, the server's tickets

@@ -58,6 +58,8 @@ pub fn corrupt_tickets(flight: &[u8]) -> Result<Vec<u8>, HarnessError> {
 /// Group code points beyond [`NamedGroup`]'s.
 const SECP384R1: u16 = 24;
 const SECP521R1: u16 = 25;
+/// RFC 7919's ffdhe3072.
+pub(super) const FFDHE3072: u16 = 0x0101;
 /// A GREASE group (RFC 8701): a client may offer it; no server knows it.
 const GREASE_GROUP: u16 = 0x0a0a;
 
@@ -135,6 +137,7 @@ pub(super) fn public_key(group: u16) -> Result<Vec<u8>, HarnessError> {
         29 => ecdh(&agreement::X25519, 32),
         SECP384R1 => ecdh(&agreement::ECDH_P384, 48),
         SECP521R1 => ecdh(&agreement::ECDH_P521, 66),
+        FFDHE3072 => ffdhe3072_share(),
         0x11ec => {
             // X25519MLKEM768: the ML-KEM-768 encapsulation key, then X25519's
             // (draft-ietf-tls-ecdhe-mlkem).
@@ -145,6 +148,31 @@ pub(super) fn public_key(group: u16) -> Result<Vec<u8>, HarnessError> {
         }
         other => Err(format!("no key share for group {other:#06x}").into()),
     }
+}
+
+/// An ffdhe3072 key share (RFC 7919): g^x mod p for a fixed 256-bit x
+/// (every byte 1), left-padded to the prime's 384 bytes, as RFC 8446
+/// section 4.2.8.1 asks. A share in the group's prime-order subgroup, as a
+/// real client's is, so a server's checks of it pass (an all-but-one-limb
+/// share such as 4 would let a server's arithmetic take shortcuts a real
+/// share does not).
+fn ffdhe3072_share() -> Result<Vec<u8>, HarnessError> {
+    use openssl::bn::{BigNum, BigNumContext};
+    let params = openssl::dh::Dh::params_from_pem(include_bytes!("../../../certs/ffdhe3072.pem"))
+        .map_err(|e| format!("the ffdhe3072 parameters: {e}"))?;
+    let bn = |e: openssl::error::ErrorStack| format!("ffdhe3072 arithmetic: {e}");
+    let exponent = BigNum::from_slice(&[1; 32]).map_err(bn)?;
+    let mut share = BigNum::new().map_err(bn)?;
+    let mut context = BigNumContext::new().map_err(bn)?;
+    share
+        .mod_exp(
+            params.generator(),
+            &exponent,
+            params.prime_p(),
+            &mut context,
+        )
+        .map_err(bn)?;
+    Ok(share.to_vec_padded(384).map_err(bn)?)
 }
 
 /// ML-KEM-768's modulus.
@@ -265,6 +293,7 @@ pub(super) const fn minimal_group(input: Hostile) -> Option<u16> {
         Hostile::MinimalHello | Hostile::ZeroShare => Some(MINIMAL_GROUP),
         Hostile::MinimalSecp384r1 => Some(SECP384R1),
         Hostile::MinimalSecp521r1 => Some(SECP521R1),
+        Hostile::MinimalFfdhe3072 => Some(FFDHE3072),
         Hostile::OffCurveShare => Some(NamedGroup::Secp256r1.iana()),
         Hostile::BadMlKemShare => Some(NamedGroup::X25519MlKem768.iana()),
         _ => None,
@@ -344,7 +373,10 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
             &base_hello(defaults, &GROUPS, &GROUPS)?.encode()?,
             1,
         )?),
-        Hostile::MinimalHello | Hostile::MinimalSecp384r1 | Hostile::MinimalSecp521r1 => {
+        Hostile::MinimalHello
+        | Hostile::MinimalSecp384r1
+        | Hostile::MinimalSecp521r1
+        | Hostile::MinimalFfdhe3072 => {
             let group = minimal_group(input).ok_or("no group")?;
             whole(minimal_hello(defaults, group, public_key(group)?)?)
         }
@@ -395,6 +427,7 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
         | Hostile::TinyRecords
         | Hostile::KeyUpdateFloodSent
         | Hostile::TinyRecordsSent
+        | Hostile::LongestClientChain
         | Hostile::InvalidBinder
         | Hostile::CorruptTickets => {
             Err("no hand-built flight: the library's own client writes it".into())
@@ -440,7 +473,14 @@ mod tests {
 
     #[test]
     fn key_shares_have_their_group_s_sizes() {
-        for (group, len) in [(0x11ec, 1184 + 32), (29, 32), (23, 65), (24, 97), (25, 133)] {
+        for (group, len) in [
+            (0x11ec, 1184 + 32),
+            (29, 32),
+            (23, 65),
+            (24, 97),
+            (25, 133),
+            (FFDHE3072, 384),
+        ] {
             assert_eq!(public_key(group).expect("key").len(), len, "{group:#06x}");
         }
         assert!(public_key(GREASE_GROUP).is_err());

@@ -24,6 +24,7 @@
 //! these paths (`harnesses search`, driven by `scripts/hostile-search.sh`).
 
 mod check;
+pub mod client_chain;
 pub mod flights;
 pub mod flood;
 pub mod search;
@@ -36,6 +37,8 @@ use std::marker::PhantomData;
 
 use regress_measure::program::AnyHarness;
 use regress_measure::{Harness, HarnessError, Received};
+
+use crate::common::pki::ClientChain;
 
 use super::defaults::Defaults;
 use super::key_update::KeyUpdate;
@@ -58,6 +61,23 @@ pub trait Victim: Defaults {
     fn resumption_flight(_configs: &Self::Configs) -> Result<Vec<u8>, HarnessError> {
         Err("this library's default server issues no tickets".into())
     }
+
+    /// The longest client chain the server's verifier accepts by default
+    /// ([`Hostile::LongestClientChain`]).
+    const LONGEST_CLIENT_CHAIN: ClientChain;
+
+    /// The mTLS handshake of `fresh` on `configs` up to the client's second
+    /// flight (its Certificate, CertificateVerify and Finished) written and
+    /// waiting at the server, unread; and that flight's size
+    /// ([`client_chain::client_flight_size`]).
+    fn client_flight(
+        configs: &Self::Configs,
+        fresh: Self::Fresh,
+    ) -> Result<(Self::Pair, Received), HarnessError>;
+
+    /// The server's calls on the client's second flight until its
+    /// handshake is done, or it fails.
+    fn finish(pair: &mut Self::Pair) -> Result<(), HarnessError>;
 }
 
 /// How a victim's calls on a hostile flight ended, when not by waiting for
@@ -95,6 +115,7 @@ pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
         | Hostile::TinyRecords
         | Hostile::KeyUpdateFloodSent
         | Hostile::TinyRecordsSent => Box::new(flood::RecordFlood::<L>::new(input)),
+        Hostile::LongestClientChain => Box::new(client_chain::ClientChainFlight::<L>::new()),
         hello => Box::new(HostileFlight::<L>::new(hello)),
     }
 }
