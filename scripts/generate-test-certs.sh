@@ -361,3 +361,50 @@ else
     chmod 0644 "$out_dir/client-chain.key"
     echo "wrote the client chains of $chain_lengths intermediates under ecdsa-ca"
 fi
+
+# mTLS client chains of decoys: `decoys` intermediates named like the leaf's
+# issuer, each with a key of its own and signed by ecdsa-ca, then the real
+# issuer (same name, the key that signed the leaf). A verifier that tries
+# every candidate the client sent (rustls-webpki) checks two signatures per
+# decoy before it reaches the real one, up to its budget of 100; one that
+# matches the issuer's key identifier (OpenSSL) goes to the real one.
+#
+#   client-decoys-N.pem                   client leaf, N decoys, the real issuer (no CA)
+#
+# The leaves use client-chain.key; the decoys' and the issuer's keys are
+# thrown away, as the ladder's are.
+decoy_counts="49 50"
+decoys_present() {
+    local n
+    [ -f "$out_dir/client-chain.key" ] || return 1
+    for n in $decoy_counts; do [ -f "$out_dir/client-decoys-$n.pem" ] || return 1; done
+}
+if decoys_present && [ "$force" = no ]; then
+    echo "kept the client decoy chains: they exist"
+else
+    cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$out_dir/client-chain.key" "$work/"
+    most=0
+    for n in $decoy_counts; do [ "$n" -gt "$most" ] && most=$n; done
+    : >"$work/decoys.pem"
+    for ((k = 1; k <= most; k++)); do
+        issue ecdsa ecdsa-ca "regress test decoy issuer" "decoy-$k" ladder_ext
+        cat "$work/decoy-$k-only.pem" >>"$work/decoys.pem"
+        if [[ " $decoy_counts " == *" $k "* ]]; then
+            cp "$work/decoys.pem" "$work/decoys-$k.pem"
+        fi
+    done
+    issue ecdsa ecdsa-ca "regress test decoy issuer" decoy-real ladder_ext
+    mv "$work/decoy-real-only.pem" "$work/decoy-real.pem"
+    openssl req -new -config "$work/openssl.cnf" -key "$work/client-chain.key" \
+        -subj "/O=regress test/CN=regress test client (behind decoys)" -out "$work/decoy-leaf.csr"
+    openssl ca -batch -notext -config "$work/openssl.cnf" -md sha256 \
+        -cert "$work/decoy-real.pem" -keyfile "$work/decoy-real.key" -in "$work/decoy-leaf.csr" \
+        -extensions leaf_ext -startdate "$not_before" -enddate "$not_after" \
+        -out "$work/decoy-leaf.pem" 2>/dev/null
+    openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -untrusted "$work/decoy-real.pem" \
+        -purpose sslclient "$work/decoy-leaf.pem" >/dev/null
+    for n in $decoy_counts; do
+        cat "$work/decoy-leaf.pem" "$work/decoys-$n.pem" "$work/decoy-real.pem" >"$out_dir/client-decoys-$n.pem"
+    done
+    echo "wrote the client chains behind $decoy_counts decoys under ecdsa-ca"
+fi

@@ -8,7 +8,7 @@ use regress_measure::Harness;
 
 use crate::common::payload::RECORD_BYTES;
 use crate::common::pins::{every_other_expectation, Cipher, NamedGroup, TlsVersion};
-use crate::common::pki::Pki;
+use crate::common::pki::{ClientChain, Pki};
 use crate::openssl::tls::OpenSsl;
 use crate::paths::{Alert, Benchmark, Handshake, Hostile, Library, Path};
 use crate::registry::not_applicable;
@@ -478,26 +478,51 @@ fn the_binder_path_needs_a_tampered_binder() {
     binder_check_needs_the_tampered_binder::<OpenSsl>();
 }
 
-/// The longest-chain path is at each verifier's limit: its chain passes,
-/// and a chain one intermediate longer, the same ladder, is refused by the
-/// server in the run, which fails the check.
-fn longest_chain_is_the_limit<L: Victim>() {
-    let run = |harness: &ClientChainFlight<L>| {
+/// The client-chain paths' checks need their chains, and the chains are at
+/// the limits they claim: the longest chain passes and one intermediate
+/// more is refused by every server in the run, which fails the check; 50
+/// decoys are refused by rustls (past webpki's budget of 100 signature
+/// checks) and accepted by OpenSSL, which matches the issuer by its key
+/// identifier; and each path's check fails on the other's handshake.
+fn client_chains_are_at_their_limits<L: Victim>(library: Library) {
+    let served = |chain: ClientChain| {
+        let harness = ClientChainFlight::<L>::with_chain(chain);
         let configs = harness.setup().expect("setup");
         let sent = harness.prepare(&configs).expect("prepare");
         let sent = harness.run(&configs, sent).expect("run");
-        harness.check(&configs, &sent)
+        (harness, configs, sent)
     };
-    run(&ClientChainFlight::<L>::new()).expect("the longest chain");
-    let beyond = ClientChainFlight::<L>::beyond_the_limit().expect("a longer chain is carried");
-    let error = run(&ClientChainFlight::<L>::with_chain(beyond)).expect_err("one past the limit");
+    let longest = ClientChainFlight::<L>::chain_of(Hostile::LongestClientChain).expect("a chain");
+    let (harness, configs, sent) = served(longest);
+    harness.check(&configs, &sent).expect("the longest chain");
+    let beyond = longest.next().expect("a longer chain is carried");
+    let (harness, configs, sent) = served(beyond);
+    let error = harness
+        .check(&configs, &sent)
+        .expect_err("one past the limit");
     assert!(error.to_string().contains("refused"), "{error}");
+    if library == Library::S2nTls {
+        return;
+    }
+    let (decoys, decoy_configs, decoy_sent) = served(ClientChain::Decoys49);
+    decoys
+        .check(&decoy_configs, &decoy_sent)
+        .expect("49 decoys");
+    let (harness, configs, sent) = served(ClientChain::Decoys50);
+    assert_eq!(
+        harness.check(&configs, &sent).is_err(),
+        library == Library::Rustls,
+        "50 decoys"
+    );
+    let (ladder, ladder_configs, ladder_sent) = served(longest);
+    assert!(decoys.check(&decoy_configs, &ladder_sent).is_err());
+    assert!(ladder.check(&ladder_configs, &decoy_sent).is_err());
 }
 
 #[test]
-fn every_verifier_refuses_a_chain_past_its_limit() {
-    longest_chain_is_the_limit::<S2nTls>();
+fn every_verifier_holds_its_client_chain_limits() {
+    client_chains_are_at_their_limits::<S2nTls>(Library::S2nTls);
     #[cfg(not(feature = "rustls-0-24"))]
-    longest_chain_is_the_limit::<Rustls>();
-    longest_chain_is_the_limit::<OpenSsl>();
+    client_chains_are_at_their_limits::<Rustls>(Library::Rustls);
+    client_chains_are_at_their_limits::<OpenSsl>(Library::OpenSsl);
 }

@@ -140,6 +140,13 @@ pub fn not_applicable(benchmark: &Benchmark) -> Option<NotApplicable> {
                  handshake_failure (scripts/hostile-search.sh counts the refusal)",
             ))
         }
+        (Library::S2nTls, Path::Hostile(Hostile::ClientChainDecoys)) => {
+            Some(NotApplicable::ByDesign(
+                "s2n-tls reads at most 7 certificates of a peer's chain \
+                 (DEFAULT_MAX_CHAIN_DEPTH): it refuses the 51 of the decoys before it \
+                 verifies one (hostile_mtls_longest_chain is its limit)",
+            ))
+        }
         (Library::OpenSsl, Path::Hostile(Hostile::CorruptTickets)) => {
             Some(NotApplicable::Unrepeatable(
                 "its count moves with the wall clock (about 160 instructions in some runs on \
@@ -351,6 +358,9 @@ mod tests {
                     }
                     "rustls::hostile_hello_minimal_secp521r1" => {
                         assert!(text.contains("leave out secp521r1"), "{text}")
+                    }
+                    "s2n_tls::hostile_mtls_chain_decoys" => {
+                        assert!(text.contains("at most 7 certificates"), "{text}")
                     }
                     "s2n_tls::hostile_hello_minimal_ffdhe3072"
                     | "rustls::hostile_hello_minimal_ffdhe3072" => {

@@ -95,22 +95,21 @@ pub enum Pki {
     /// name, so its clients connect to and verify that address, and send no
     /// SNI. Same CA and client identity as [`Pki::EcdsaP256`].
     EcdsaP256IpSan,
-    /// The ECDSA P-256 laboratory PKI whose mTLS client sends a chain of
-    /// [`ClientChain::intermediates`] ECDSA P-256 intermediates between
-    /// its leaf and the CA (a ladder: the first signed by the CA, each next
-    /// by the one before), then the CA: what a hostile client makes a
-    /// server's verifier walk. Same CA and server leaf as
-    /// [`Pki::EcdsaP256`].
+    /// The ECDSA P-256 laboratory PKI whose mTLS client sends one of the
+    /// hostile chains of [`ClientChain`] (ECDSA P-256 throughout): what a
+    /// hostile client makes a server's verifier walk. Same CA and server
+    /// leaf as [`Pki::EcdsaP256`].
     EcdsaP256ClientChain(ClientChain),
 }
 
-/// A length of client chain the repository carries
-/// (`scripts/generate-test-certs.sh`, `chain_lengths`): each verifier's
-/// default limit and one past it.
+/// A hostile mTLS client's certificate chain the repository carries
+/// (`scripts/generate-test-certs.sh`): ladders as long as each verifier
+/// accepts by default and one longer, and decoys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClientChain {
-    /// 5 intermediates: with the leaf and the CA, the 7 certificates
-    /// s2n-tls reads of a peer's chain (`DEFAULT_MAX_CHAIN_DEPTH`).
+    /// 5 intermediates in a ladder: with the leaf and the CA, the 7
+    /// certificates s2n-tls reads of a peer's chain
+    /// (`DEFAULT_MAX_CHAIN_DEPTH`).
     Five,
     /// 6: rustls-webpki's limit on intermediates (`MAX_SUB_CA_COUNT`).
     Six,
@@ -120,37 +119,64 @@ pub enum ClientChain {
     Hundred,
     /// 101: one past OpenSSL's.
     HundredOne,
+    /// 49 decoys, then the leaf's real issuer: intermediates of one name
+    /// (the leaf's issuer's), each with a key of its own, signed by the CA,
+    /// and no CA after them. rustls-webpki tries each candidate of that
+    /// name in the order sent, checking two signatures for each (the CA's
+    /// on it, its own on the leaf) until one verifies: 49 decoys and the
+    /// real issuer are its 100 signature checks, its budget per
+    /// verification. OpenSSL matches the issuer by its key identifier.
+    Decoys49,
+    /// 50 decoys: one past rustls-webpki's budget.
+    Decoys50,
 }
 
 impl ClientChain {
-    /// Every length carried, shortest first.
-    pub const ALL: [ClientChain; 5] = [
+    /// Every chain carried.
+    pub const ALL: [ClientChain; 7] = [
         ClientChain::Five,
         ClientChain::Six,
         ClientChain::Seven,
         ClientChain::Hundred,
         ClientChain::HundredOne,
+        ClientChain::Decoys49,
+        ClientChain::Decoys50,
     ];
 
-    /// Intermediates between the leaf and the CA.
-    pub const fn intermediates(self) -> usize {
+    /// Certificates the client sends: its leaf, the intermediates (or the
+    /// decoys and the real issuer), and the CA after a ladder.
+    pub const fn certificates(self) -> usize {
         match self {
-            ClientChain::Five => 5,
-            ClientChain::Six => 6,
-            ClientChain::Seven => 7,
-            ClientChain::Hundred => 100,
-            ClientChain::HundredOne => 101,
+            ClientChain::Five => 7,
+            ClientChain::Six => 8,
+            ClientChain::Seven => 9,
+            ClientChain::Hundred => 102,
+            ClientChain::HundredOne => 103,
+            ClientChain::Decoys49 => 51,
+            ClientChain::Decoys50 => 52,
         }
     }
 
-    /// The length carried with `intermediates`, if one is.
-    pub fn of(intermediates: usize) -> Option<ClientChain> {
-        ClientChain::ALL
-            .into_iter()
-            .find(|chain| chain.intermediates() == intermediates)
+    /// The chain of the same shape one step longer (an intermediate, a
+    /// decoy) where the repository carries it: what a verifier at its limit
+    /// with `self` must refuse.
+    pub const fn next(self) -> Option<ClientChain> {
+        match self {
+            ClientChain::Five => Some(ClientChain::Six),
+            ClientChain::Six => Some(ClientChain::Seven),
+            ClientChain::Hundred => Some(ClientChain::HundredOne),
+            ClientChain::Decoys49 => Some(ClientChain::Decoys50),
+            ClientChain::Seven | ClientChain::HundredOne | ClientChain::Decoys50 => None,
+        }
     }
 
-    /// The chain's PEM: leaf, ladder from the top down, CA.
+    /// Whether it ends with the CA (a ladder) rather than the leaf's real
+    /// issuer (decoys).
+    pub const fn ends_with_the_ca(self) -> bool {
+        !matches!(self, ClientChain::Decoys49 | ClientChain::Decoys50)
+    }
+
+    /// The chain's PEM: leaf, then the rest as sent.
     const fn pem(self) -> &'static [u8] {
         match self {
             ClientChain::Five => include_bytes!("../../certs/client-chain-5.pem"),
@@ -158,6 +184,8 @@ impl ClientChain {
             ClientChain::Seven => include_bytes!("../../certs/client-chain-7.pem"),
             ClientChain::Hundred => include_bytes!("../../certs/client-chain-100.pem"),
             ClientChain::HundredOne => include_bytes!("../../certs/client-chain-101.pem"),
+            ClientChain::Decoys49 => include_bytes!("../../certs/client-decoys-49.pem"),
+            ClientChain::Decoys50 => include_bytes!("../../certs/client-decoys-50.pem"),
         }
     }
 }

@@ -83,6 +83,11 @@ pub enum Hostile {
     /// pinned laboratory one asking for a client certificate, not its
     /// defaults (no default server asks for one).
     LongestClientChain,
+    /// An mTLS client's second flight whose chain is 49 decoys named like
+    /// its leaf's issuer, then the real issuer
+    /// (`crate::common::pki::ClientChain::Decoys49`): rustls-webpki's 100
+    /// signature checks per verification, to the last one.
+    ClientChainDecoys,
     /// What [`Hostile::KeyUpdateFlood`] costs the attacker: its client
     /// writing the flood (`crate::tls::hostile::flood`).
     KeyUpdateFloodSent,
@@ -112,12 +117,13 @@ impl Hostile {
     /// The inputs that come after a handshake or from the library's own
     /// client: a real client's resumption ClientHello, tampered with,
     /// floods on an established connection, an mTLS client's chain.
-    pub const LATER: [Hostile; 7] = [
+    pub const LATER: [Hostile; 8] = [
         Hostile::CorruptTickets,
         Hostile::InvalidBinder,
         Hostile::KeyUpdateFlood,
         Hostile::TinyRecords,
         Hostile::LongestClientChain,
+        Hostile::ClientChainDecoys,
         Hostile::KeyUpdateFloodSent,
         Hostile::TinyRecordsSent,
     ];
@@ -168,6 +174,7 @@ impl Hostile {
             Hostile::KeyUpdateFlood => "key_update_flood",
             Hostile::TinyRecords => "tiny_records",
             Hostile::LongestClientChain => "mtls_longest_chain",
+            Hostile::ClientChainDecoys => "mtls_chain_decoys",
             Hostile::KeyUpdateFloodSent => "key_update_flood_attacker",
             Hostile::TinyRecordsSent => "tiny_records_attacker",
         }

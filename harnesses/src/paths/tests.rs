@@ -63,6 +63,7 @@ fn names_are_derived_from_the_data() {
             "hostile_key_update_flood",
             "hostile_tiny_records",
             "hostile_mtls_longest_chain",
+            "hostile_mtls_chain_decoys",
             "hostile_key_update_flood_attacker",
             "hostile_tiny_records_attacker"
         ]

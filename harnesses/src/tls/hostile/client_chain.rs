@@ -1,7 +1,9 @@
-//! [`ClientChainFlight`]: an mTLS client's second flight carrying the
-//! longest certificate chain the server's verifier accepts
-//! ([`Hostile::LongestClientChain`]): a signature check per intermediate,
-//! each paid by the server for a few hundred bytes the client sent.
+//! [`ClientChainFlight`]: an mTLS client's second flight carrying a
+//! hostile certificate chain ([`ClientChain`]): the longest the server's
+//! verifier accepts ([`Hostile::LongestClientChain`]: a signature check
+//! per intermediate, each paid by the server for a few hundred bytes the
+//! client sent), or decoys that spend a verifier's budget of signature
+//! checks ([`Hostile::ClientChainDecoys`]).
 
 use std::marker::PhantomData;
 
@@ -12,7 +14,7 @@ use crate::common::error::{ensure, Context as _};
 use crate::common::pins::{Expected, TlsVersion};
 use crate::common::pki::{ClientChain, Pki};
 use crate::common::transport::Endpoint;
-use crate::paths::{Handshake, Profile};
+use crate::paths::{Handshake, Hostile, Profile};
 
 /// The handshake whose client sends `chain`: TLS 1.3, mTLS, the laboratory
 /// ECDSA P-256 PKI and its pins (secp256r1, ECDSA P-256 signatures), the
@@ -28,6 +30,35 @@ pub const fn handshake(chain: ClientChain) -> Handshake {
 /// certificate: Certificate, CertificateVerify, Finished.
 const CLIENT_FLIGHT_MESSAGES: u64 = 3;
 
+/// Bytes a client's second flight may hold beyond its certificates: the
+/// Certificate message's headers, the CertificateVerify (an ECDSA P-256
+/// signature), the Finished, a ChangeCipherSpec, and each record's header
+/// and tag.
+const FLIGHT_SLACK: u64 = 1024;
+
+/// The bytes `chain`'s certificates take in a TLS 1.3 Certificate message:
+/// each certificate's DER, its 3-byte length and its 2-byte (empty)
+/// extensions.
+fn certificate_list_len(chain: ClientChain) -> Result<u64, HarnessError> {
+    use ::rustls::pki_types::pem::PemObject as _;
+    let mut len = 0;
+    let mut certificates = 0;
+    for certificate in ::rustls::pki_types::CertificateDer::pem_slice_iter(
+        Pki::EcdsaP256ClientChain(chain).client_chain_pem(),
+    ) {
+        let certificate = certificate.context("parsing a client chain's PEM")?;
+        len += certificate.len() as u64 + 5;
+        certificates += 1;
+    }
+    ensure(certificates == chain.certificates(), || {
+        format!(
+            "{chain:?}'s PEM holds {certificates} certificates, not {}",
+            chain.certificates()
+        )
+    })?;
+    Ok(len)
+}
+
 /// The size of the client's second flight, waiting unread at its server:
 /// its bytes and records, read from the client's end of the transport.
 pub fn client_flight_size(client_end: &Endpoint) -> Result<Received, HarnessError> {
@@ -42,14 +73,14 @@ pub fn client_flight_size(client_end: &Endpoint) -> Result<Received, HarnessErro
 }
 
 /// The server of library `L` reading an mTLS client's second flight whose
-/// chain is as long as its verifier accepts
-/// ([`Victim::LONGEST_CLIENT_CHAIN`]).
+/// chain is hostile: as long as its verifier accepts
+/// ([`Victim::LONGEST_CLIENT_CHAIN`]), or [`ClientChain::Decoys49`].
 ///
 /// **Counted:** [`Victim::finish`]: the server reading the client's
-/// Certificate (the leaf, [`ClientChain::intermediates`] intermediates, the
-/// CA; each parsed), building and verifying the chain to the CA it trusts
-/// (a signature check per certificate), the client's CertificateVerify (an
-/// ECDSA P-256 signature) and its Finished.
+/// Certificate ([`ClientChain::certificates`], each parsed), building and
+/// verifying a path to the CA it trusts (a signature check per certificate
+/// on the path, and on every path it tries), the client's
+/// CertificateVerify (an ECDSA P-256 signature) and its Finished.
 ///
 /// **Not counted:** the configs (`setup`: [`handshake`]'s profile, the
 /// library's pinned laboratory configs, not its defaults: no default server
@@ -59,37 +90,33 @@ pub fn client_flight_size(client_end: &Endpoint) -> Result<Received, HarnessErro
 /// verification of it and its own signature: what the attacker pays.
 ///
 /// **Check:** both sides finished the mTLS handshake the profile pins, and
-/// the server validated the client's chain as sent (every library's own
-/// handshake check); with a chain one longer
-/// ([`ClientChainFlight::beyond_the_limit`]) the server refuses, which
-/// proves the chain is at the verifier's limit, not below it.
+/// the server validated the client's chain (every library's own handshake
+/// check); and the flight held this chain: its certificates' bytes, and at
+/// most [`FLIGHT_SLACK`] more. With the chain one step longer
+/// ([`ClientChain::next`]) a verifier at its limit refuses, which proves the
+/// chain is at the limit, not below it (`fairness.rs`).
 pub struct ClientChainFlight<L> {
     chain: ClientChain,
     library: PhantomData<fn() -> L>,
 }
 
 impl<L: Victim> ClientChainFlight<L> {
-    /// The harness of [`Hostile::LongestClientChain`] against `L`.
-    pub const fn new() -> ClientChainFlight<L> {
-        ClientChainFlight {
-            chain: L::LONGEST_CLIENT_CHAIN,
-            library: PhantomData,
+    /// The chain `input` sends to `L`'s server, if it sends one.
+    pub const fn chain_of(input: Hostile) -> Option<ClientChain> {
+        match input {
+            Hostile::LongestClientChain => Some(L::LONGEST_CLIENT_CHAIN),
+            Hostile::ClientChainDecoys => Some(ClientChain::Decoys49),
+            _ => None,
         }
     }
 
-    /// The same harness with a chain of `chain`'s length instead: a
-    /// negative test's, one past the limit, which the server must refuse.
+    /// The harness of `chain`: an input's ([`ClientChainFlight::chain_of`]),
+    /// or a negative test's, one past a limit, which the server must refuse.
     pub const fn with_chain(chain: ClientChain) -> ClientChainFlight<L> {
         ClientChainFlight {
             chain,
             library: PhantomData,
         }
-    }
-
-    /// The chain one intermediate longer than `L`'s limit, if the
-    /// repository carries it.
-    pub fn beyond_the_limit() -> Option<ClientChain> {
-        ClientChain::of(L::LONGEST_CLIENT_CHAIN.intermediates() + 1)
     }
 
     fn profile(&self) -> Profile {
@@ -98,12 +125,6 @@ impl<L: Victim> ClientChainFlight<L> {
 
     fn expected(&self) -> Expected {
         handshake(self.chain).expected()
-    }
-}
-
-impl<L: Victim> Default for ClientChainFlight<L> {
-    fn default() -> Self {
-        ClientChainFlight::new()
     }
 }
 
@@ -132,12 +153,12 @@ impl<L: Victim> Harness for ClientChainFlight<L> {
         let (pair, flight) = L::client_flight(configs, L::fresh(configs)?)
             .context("the handshake up to the client's certificate")?;
         ensure(
-            flight.bytes > 100 * self.chain.intermediates() as u64,
+            flight.bytes > 100 * self.chain.certificates() as u64,
             || {
                 format!(
-                    "the client's flight is {} bytes, too short for a chain of {} intermediates",
+                    "the client's flight is {} bytes, too short for a chain of {} certificates",
                     flight.bytes,
-                    self.chain.intermediates()
+                    self.chain.certificates()
                 )
             },
         )?;
@@ -164,11 +185,22 @@ impl<L: Victim> Harness for ClientChainFlight<L> {
     fn check(&self, configs: &L::Configs, sent: &ChainSent<L::Pair>) -> Result<(), HarnessError> {
         if let Err(error) = &sent.outcome {
             return Err(format!(
-                "the server refused a client chain of {} intermediates: {error}",
-                self.chain.intermediates()
+                "the server refused the client's chain ({:?}, {} certificates): {error}",
+                self.chain,
+                self.chain.certificates()
             )
             .into());
         }
+        let list = certificate_list_len(self.chain)?;
+        ensure(
+            (list..=list + FLIGHT_SLACK).contains(&sent.flight.bytes),
+            || {
+                format!(
+                    "the client's flight was {} bytes; {:?}'s certificates take {list}",
+                    sent.flight.bytes, self.chain
+                )
+            },
+        )?;
         L::check(configs, &sent.pair, &self.expected())
     }
 }
@@ -185,13 +217,18 @@ mod tests {
                 .windows(b"BEGIN CERTIFICATE".len())
                 .filter(|w| *w == b"BEGIN CERTIFICATE")
                 .count();
-            assert_eq!(certificates, chain.intermediates() + 2, "{chain:?}");
-            assert!(pem.ends_with(Pki::EcdsaP256.ca_pem()), "{chain:?}");
-            assert_eq!(ClientChain::of(chain.intermediates()), Some(chain));
+            assert_eq!(certificates, chain.certificates(), "{chain:?}");
+            assert_eq!(
+                pem.ends_with(Pki::EcdsaP256.ca_pem()),
+                chain.ends_with_the_ca(),
+                "{chain:?}"
+            );
+            if let Some(next) = chain.next() {
+                assert_eq!(next.certificates(), chain.certificates() + 1);
+                assert_eq!(next.ends_with_the_ca(), chain.ends_with_the_ca());
+            }
         }
-        assert_eq!(
-            crate::paths::Hostile::LongestClientChain.name(),
-            "mtls_longest_chain"
-        );
+        assert_eq!(Hostile::LongestClientChain.name(), "mtls_longest_chain");
+        assert_eq!(Hostile::ClientChainDecoys.name(), "mtls_chain_decoys");
     }
 }

@@ -428,6 +428,7 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
         | Hostile::KeyUpdateFloodSent
         | Hostile::TinyRecordsSent
         | Hostile::LongestClientChain
+        | Hostile::ClientChainDecoys
         | Hostile::InvalidBinder
         | Hostile::CorruptTickets => {
             Err("no hand-built flight: the library's own client writes it".into())

@@ -115,8 +115,10 @@ pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
         | Hostile::TinyRecords
         | Hostile::KeyUpdateFloodSent
         | Hostile::TinyRecordsSent => Box::new(flood::RecordFlood::<L>::new(input)),
-        Hostile::LongestClientChain => Box::new(client_chain::ClientChainFlight::<L>::new()),
-        hello => Box::new(HostileFlight::<L>::new(hello)),
+        other => match client_chain::ClientChainFlight::<L>::chain_of(other) {
+            Some(chain) => Box::new(client_chain::ClientChainFlight::<L>::with_chain(chain)),
+            None => Box::new(HostileFlight::<L>::new(other)),
+        },
     }
 }
 /// One hostile flight into a server of library `L`'s defaults.
