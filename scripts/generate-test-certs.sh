@@ -157,6 +157,8 @@ genkey() { # ALGORITHM FILE
     case "$1" in
     rsa) openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:4096 -out "$2" 2>/dev/null ;;
     rsa2048) openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$2" 2>/dev/null ;;
+    rsa8192) openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:8192 -out "$2" 2>/dev/null ;;
+    rsa16384) openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:16384 -out "$2" 2>/dev/null ;;
     ecdsa) openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -pkeyopt ec_param_enc:named_curve -out "$2" 2>/dev/null ;;
     ecdsa384) openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-384 -pkeyopt ec_param_enc:named_curve -out "$2" 2>/dev/null ;;
     esac
@@ -408,3 +410,25 @@ else
     done
     echo "wrote the client chains behind $decoy_counts decoys under ecdsa-ca"
 fi
+
+# mTLS client leaves with the largest RSA keys verifiers accept, under the
+# RSA-4096 CA (issued when missing; RSA-16384 takes a minute or more):
+#
+#   client-rsa8192.pem / .key             RSA-8192 client leaf, then the CA (rustls-webpki's largest)
+#   client-rsa16384.pem / .key            RSA-16384 client leaf, then the CA (aws-lc's and OpenSSL's
+#                                         largest; what rustls must refuse)
+for bits in 8192 16384; do
+    name="client-rsa$bits"
+    if present "$name" && [ "$force" = no ]; then
+        echo "kept $name: it exists"
+        continue
+    fi
+    cp "$out_dir/ca.pem" "$out_dir/ca.key" "$work/"
+    issue "rsa$bits" ca "regress test client (RSA-$bits)" "$name"
+    openssl verify -attime "$at_time" -CAfile "$work/ca.pem" -purpose sslclient \
+        "$work/$name-only.pem" >/dev/null
+    cat "$work/$name-only.pem" "$work/ca.pem" >"$out_dir/$name.pem"
+    cp "$work/$name.key" "$out_dir/$name.key"
+    chmod 0644 "$out_dir/$name.key"
+    echo "wrote $name, signed by ca"
+done

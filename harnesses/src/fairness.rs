@@ -8,7 +8,7 @@ use regress_measure::Harness;
 
 use crate::common::payload::RECORD_BYTES;
 use crate::common::pins::{every_other_expectation, Cipher, NamedGroup, TlsVersion};
-use crate::common::pki::{ClientChain, Pki};
+use crate::common::pki::{ClientChain, LargeRsa, Pki};
 use crate::openssl::tls::OpenSsl;
 use crate::paths::{Alert, Benchmark, Handshake, Hostile, Library, Path};
 use crate::registry::not_applicable;
@@ -483,38 +483,53 @@ fn the_binder_path_needs_a_tampered_binder() {
 /// more is refused by every server in the run, which fails the check; 50
 /// decoys are refused by rustls (past webpki's budget of 100 signature
 /// checks) and accepted by OpenSSL, which matches the issuer by its key
-/// identifier; and each path's check fails on the other's handshake.
+/// identifier; s2n-tls and OpenSSL accept an RSA-16384 client; and each
+/// path's check fails on another's handshake.
 fn client_chains_are_at_their_limits<L: Victim>(library: Library) {
-    let served = |chain: ClientChain| {
-        let harness = ClientChainFlight::<L>::with_chain(chain);
+    let served = |client: Pki| {
+        let harness = ClientChainFlight::<L>::with_client(client);
         let configs = harness.setup().expect("setup");
         let sent = harness.prepare(&configs).expect("prepare");
         let sent = harness.run(&configs, sent).expect("run");
         (harness, configs, sent)
     };
-    let longest = ClientChainFlight::<L>::chain_of(Hostile::LongestClientChain).expect("a chain");
-    let (harness, configs, sent) = served(longest);
-    harness.check(&configs, &sent).expect("the longest chain");
+    let client = |input| ClientChainFlight::<L>::client_of(input).expect("a client");
+    let (ladder, ladder_configs, ladder_sent) = served(client(Hostile::LongestClientChain));
+    ladder
+        .check(&ladder_configs, &ladder_sent)
+        .expect("the longest chain");
+    let Pki::EcdsaP256ClientChain(longest) = client(Hostile::LongestClientChain) else {
+        panic!("the longest chain is not a chain");
+    };
     let beyond = longest.next().expect("a longer chain is carried");
-    let (harness, configs, sent) = served(beyond);
+    let (harness, configs, sent) = served(Pki::EcdsaP256ClientChain(beyond));
     let error = harness
         .check(&configs, &sent)
         .expect_err("one past the limit");
     assert!(error.to_string().contains("refused"), "{error}");
+    let (large, large_configs, large_sent) = served(client(Hostile::LargeRsaClient));
+    large.check(&large_configs, &large_sent).expect("RSA-8192");
+    assert!(large.check(&large_configs, &ladder_sent).is_err());
+    if library != Library::Rustls {
+        // rustls's client cannot load the key (aws-lc-rs signs with RSA
+        // keys of at most 8192 bits); its server's refusal is tested on
+        // its verifier (`rustls::hostile`).
+        let (harness, configs, sent) = served(Pki::Rsa4096LargeClient(LargeRsa::Bits16384));
+        harness.check(&configs, &sent).expect("RSA-16384");
+    }
     if library == Library::S2nTls {
         return;
     }
-    let (decoys, decoy_configs, decoy_sent) = served(ClientChain::Decoys49);
+    let (decoys, decoy_configs, decoy_sent) = served(client(Hostile::ClientChainDecoys));
     decoys
         .check(&decoy_configs, &decoy_sent)
         .expect("49 decoys");
-    let (harness, configs, sent) = served(ClientChain::Decoys50);
+    let (harness, configs, sent) = served(Pki::EcdsaP256ClientChain(ClientChain::Decoys50));
     assert_eq!(
         harness.check(&configs, &sent).is_err(),
         library == Library::Rustls,
         "50 decoys"
     );
-    let (ladder, ladder_configs, ladder_sent) = served(longest);
     assert!(decoys.check(&decoy_configs, &ladder_sent).is_err());
     assert!(ladder.check(&ladder_configs, &decoy_sent).is_err());
 }

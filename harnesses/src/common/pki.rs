@@ -100,6 +100,33 @@ pub enum Pki {
     /// hostile client makes a server's verifier walk. Same CA and server
     /// leaf as [`Pki::EcdsaP256`].
     EcdsaP256ClientChain(ClientChain),
+    /// The RSA-4096 laboratory PKI whose mTLS client leaf has a larger RSA
+    /// key ([`LargeRsa`]), signed by the same CA: what a server verifies
+    /// the client's CertificateVerify with. Same CA and server leaf as
+    /// [`Pki::Rsa4096`].
+    Rsa4096LargeClient(LargeRsa),
+}
+
+/// A client RSA key size past the laboratory's 4096 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LargeRsa {
+    /// RSA-8192: the largest rustls-webpki verifies (its RSA algorithms
+    /// are `RSA_*_2048_8192_*`).
+    Bits8192,
+    /// RSA-16384: the largest aws-lc (`is_public_component_of_rsa_key_good`)
+    /// and OpenSSL (`OPENSSL_RSA_MAX_MODULUS_BITS`) accept; rustls refuses
+    /// it.
+    Bits16384,
+}
+
+impl LargeRsa {
+    /// The modulus's bits.
+    pub const fn bits(self) -> u32 {
+        match self {
+            LargeRsa::Bits8192 => 8192,
+            LargeRsa::Bits16384 => 16384,
+        }
+    }
 }
 
 /// A hostile mTLS client's certificate chain the repository carries
@@ -222,6 +249,8 @@ impl Pki {
             Pki::EcdsaP256ClientId => "ecdsa_p256_client_id",
             Pki::EcdsaP256IpSan => "ecdsa_p256_ip_san",
             Pki::EcdsaP256ClientChain(_) => "ecdsa_p256_client_chain",
+            Pki::Rsa4096LargeClient(LargeRsa::Bits8192) => "rsa4096_client_rsa8192",
+            Pki::Rsa4096LargeClient(LargeRsa::Bits16384) => "rsa4096_client_rsa16384",
         }
     }
 
@@ -258,7 +287,9 @@ impl Pki {
     /// client's CertificateVerify alike.
     pub const fn signature_scheme(self) -> SignatureScheme {
         match self {
-            Pki::Rsa4096 | Pki::WebRsa2048 => SignatureScheme::RsaPssRsaeSha256,
+            Pki::Rsa4096 | Pki::WebRsa2048 | Pki::Rsa4096LargeClient(_) => {
+                SignatureScheme::RsaPssRsaeSha256
+            }
             Pki::EcdsaP256
             | Pki::WebEcdsaP256
             | Pki::EcdsaP256CnOnly
@@ -272,7 +303,7 @@ impl Pki {
     /// only certificate a verifying side trusts.
     pub const fn ca_pem(self) -> &'static [u8] {
         match self {
-            Pki::Rsa4096 => include_bytes!("../../certs/ca.pem"),
+            Pki::Rsa4096 | Pki::Rsa4096LargeClient(_) => include_bytes!("../../certs/ca.pem"),
             Pki::EcdsaP256
             | Pki::EcdsaP256CnOnly
             | Pki::EcdsaP256ClientId
@@ -288,7 +319,7 @@ impl Pki {
     /// CA (laboratory) or the intermediate (web; the root is not sent).
     pub const fn server_chain_pem(self) -> &'static [u8] {
         match self {
-            Pki::Rsa4096 => include_bytes!("../../certs/leaf.pem"),
+            Pki::Rsa4096 | Pki::Rsa4096LargeClient(_) => include_bytes!("../../certs/leaf.pem"),
             Pki::EcdsaP256 | Pki::EcdsaP256ClientId | Pki::EcdsaP256ClientChain(_) => {
                 include_bytes!("../../certs/ecdsa-leaf.pem")
             }
@@ -302,7 +333,7 @@ impl Pki {
     /// The server leaf's private key (PKCS#8 PEM).
     pub const fn server_key_pem(self) -> &'static [u8] {
         match self {
-            Pki::Rsa4096 => include_bytes!("../../certs/leaf.key"),
+            Pki::Rsa4096 | Pki::Rsa4096LargeClient(_) => include_bytes!("../../certs/leaf.key"),
             Pki::EcdsaP256 | Pki::EcdsaP256ClientId | Pki::EcdsaP256ClientChain(_) => {
                 include_bytes!("../../certs/ecdsa-leaf.key")
             }
@@ -320,6 +351,12 @@ impl Pki {
     pub const fn client_chain_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.pem"),
+            Pki::Rsa4096LargeClient(LargeRsa::Bits8192) => {
+                include_bytes!("../../certs/client-rsa8192.pem")
+            }
+            Pki::Rsa4096LargeClient(LargeRsa::Bits16384) => {
+                include_bytes!("../../certs/client-rsa16384.pem")
+            }
             Pki::EcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256IpSan => {
                 include_bytes!("../../certs/client-ecdsa.pem")
             }
@@ -333,6 +370,12 @@ impl Pki {
     pub const fn client_key_pem(self) -> &'static [u8] {
         match self {
             Pki::Rsa4096 => include_bytes!("../../certs/client-rsa.key"),
+            Pki::Rsa4096LargeClient(LargeRsa::Bits8192) => {
+                include_bytes!("../../certs/client-rsa8192.key")
+            }
+            Pki::Rsa4096LargeClient(LargeRsa::Bits16384) => {
+                include_bytes!("../../certs/client-rsa16384.key")
+            }
             Pki::EcdsaP256 | Pki::EcdsaP256CnOnly | Pki::EcdsaP256IpSan => {
                 include_bytes!("../../certs/client-ecdsa.key")
             }
@@ -346,7 +389,7 @@ impl Pki {
     /// must reject this one's server.
     pub const fn other(self) -> Pki {
         match self {
-            Pki::Rsa4096 => Pki::EcdsaP256,
+            Pki::Rsa4096 | Pki::Rsa4096LargeClient(_) => Pki::EcdsaP256,
             Pki::EcdsaP256
             | Pki::EcdsaP256CnOnly
             | Pki::EcdsaP256ClientId

@@ -153,16 +153,25 @@ impl Pipe {
     /// their headers; `None` if the unread bytes do not end on a record
     /// boundary. Lets checks count records without decrypting them.
     pub fn pending_records(&self) -> Option<Vec<usize>> {
-        let mut unread = self.unread();
-        let mut records = Vec::new();
-        while !unread.is_empty() {
-            let header = unread.get(..RECORD_HEADER_LEN)?;
-            let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
-            unread = unread.get(RECORD_HEADER_LEN + len..)?;
-            records.push(len);
-        }
-        Some(records)
+        let (records, rest) = split_records(self.unread());
+        rest.is_empty().then_some(records)
     }
+}
+
+/// The lengths of the whole TLS records `bytes` starts with, from their
+/// headers, and what follows them: a record cut short, or nothing when
+/// `bytes` ends on a record boundary.
+pub fn split_records(mut bytes: &[u8]) -> (Vec<usize>, &[u8]) {
+    let mut records = Vec::new();
+    while let Some(header) = bytes.get(..RECORD_HEADER_LEN) {
+        let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
+        let Some(rest) = bytes.get(RECORD_HEADER_LEN + len..) else {
+            break;
+        };
+        records.push(len);
+        bytes = rest;
+    }
+    (records, bytes)
 }
 
 #[cold]

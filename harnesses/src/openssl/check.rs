@@ -87,14 +87,19 @@ pub fn both_sides(pair: &Pair) -> [(&'static str, Negotiated); 2] {
     ]
 }
 
-/// Checks that `cert` carries a key of `pki`'s type.
-fn check_key(pki: Pki, cert: &X509Ref) -> Result<(), HarnessError> {
+/// Checks that `cert`, the client's leaf when `client`, else the server's,
+/// carries a key of `pki`'s type for that side.
+fn check_key(pki: Pki, cert: &X509Ref, client: bool) -> Result<(), HarnessError> {
     let key = cert
         .public_key()
         .context("reading a peer certificate's key")?;
     match pki {
-        Pki::Rsa4096 | Pki::WebRsa2048 => {
-            let bits = if pki == Pki::Rsa4096 { 4096 } else { 2048 };
+        Pki::Rsa4096 | Pki::WebRsa2048 | Pki::Rsa4096LargeClient(_) => {
+            let bits = match pki {
+                Pki::Rsa4096LargeClient(large) if client => large.bits(),
+                Pki::WebRsa2048 => 2048,
+                _ => 4096,
+            };
             ensure(key.id() == Id::RSA && key.bits() == bits, || {
                 format!(
                     "peer key is {:?}/{} bits, expected RSA-{bits}",
@@ -215,7 +220,7 @@ pub fn check_handshake(
     let server_cert = client
         .peer_certificate()
         .ok_or("the client has no server certificate")?;
-    check_key(profile.pki, &server_cert)?;
+    check_key(profile.pki, &server_cert, false)?;
     // A CN-only leaf verified (below) with the host name set proves the CN
     // fallback ran; a leaf with a subjectAltName would not need it.
     ensure(
@@ -243,7 +248,7 @@ pub fn check_handshake(
     })?;
     match server.peer_certificate() {
         Some(client_cert) if expected.client_auth => {
-            check_key(profile.pki, &client_cert)?;
+            check_key(profile.pki, &client_cert, true)?;
             ensure(server.verify_result() == X509VerifyResult::OK, || {
                 format!("server's verification: {}", server.verify_result())
             })?;

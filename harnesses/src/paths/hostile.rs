@@ -88,6 +88,12 @@ pub enum Hostile {
     /// (`crate::common::pki::ClientChain::Decoys49`): rustls-webpki's 100
     /// signature checks per verification, to the last one.
     ClientChainDecoys,
+    /// An mTLS client's second flight whose leaf has an RSA-8192 key (under
+    /// the laboratory RSA-4096 CA), the largest rustls verifies: the server
+    /// verifies the client's CertificateVerify with it. s2n-tls and OpenSSL
+    /// accept up to RSA-16384, which is not run: the attacker's own
+    /// signature in `prepare` would cost each run seconds under Valgrind.
+    LargeRsaClient,
     /// What [`Hostile::KeyUpdateFlood`] costs the attacker: its client
     /// writing the flood (`crate::tls::hostile::flood`).
     KeyUpdateFloodSent,
@@ -117,13 +123,14 @@ impl Hostile {
     /// The inputs that come after a handshake or from the library's own
     /// client: a real client's resumption ClientHello, tampered with,
     /// floods on an established connection, an mTLS client's chain.
-    pub const LATER: [Hostile; 8] = [
+    pub const LATER: [Hostile; 9] = [
         Hostile::CorruptTickets,
         Hostile::InvalidBinder,
         Hostile::KeyUpdateFlood,
         Hostile::TinyRecords,
         Hostile::LongestClientChain,
         Hostile::ClientChainDecoys,
+        Hostile::LargeRsaClient,
         Hostile::KeyUpdateFloodSent,
         Hostile::TinyRecordsSent,
     ];
@@ -175,6 +182,7 @@ impl Hostile {
             Hostile::TinyRecords => "tiny_records",
             Hostile::LongestClientChain => "mtls_longest_chain",
             Hostile::ClientChainDecoys => "mtls_chain_decoys",
+            Hostile::LargeRsaClient => "mtls_rsa8192_client",
             Hostile::KeyUpdateFloodSent => "key_update_flood_attacker",
             Hostile::TinyRecordsSent => "tiny_records_attacker",
         }

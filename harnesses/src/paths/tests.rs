@@ -64,6 +64,7 @@ fn names_are_derived_from_the_data() {
             "hostile_tiny_records",
             "hostile_mtls_longest_chain",
             "hostile_mtls_chain_decoys",
+            "hostile_mtls_rsa8192_client",
             "hostile_key_update_flood_attacker",
             "hostile_tiny_records_attacker"
         ]

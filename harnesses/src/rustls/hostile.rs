@@ -108,3 +108,55 @@ impl Victim for Rustls {
         Ok(resuming.server_end.incoming_bytes())
     }
 }
+
+#[cfg(all(test, not(feature = "rustls-0-24")))]
+mod tests {
+    use ::rustls::pki_types::pem::PemObject as _;
+    use ::rustls::pki_types::CertificateDer;
+    use ::rustls::SignatureScheme;
+    use openssl::hash::MessageDigest;
+    use openssl::pkey::PKey;
+    use openssl::rsa::Padding;
+    use openssl::sign::{RsaPssSaltlen, Signer};
+
+    use crate::common::pki::{LargeRsa, Pki};
+
+    /// What rustls's server does with a client's TLS 1.3 CertificateVerify
+    /// (`verify_tls13_signature`): the first algorithm its provider maps
+    /// RSA-PSS-SHA256 to verifies the signature with the leaf's key. An
+    /// RSA-8192 leaf's signature verifies; an RSA-16384 leaf's is refused
+    /// (rustls-webpki's RSA algorithms take keys of 2048 to 8192 bits), so
+    /// `hostile_mtls_rsa8192_client` is at rustls's limit. (Its client
+    /// cannot even load an RSA-16384 key: aws-lc-rs signs with at most 8192
+    /// bits.)
+    #[test]
+    fn rustls_verifies_client_rsa_keys_of_at_most_8192_bits() {
+        let provider = ::rustls::crypto::aws_lc_rs::default_provider();
+        let (_, algorithms) = provider
+            .signature_verification_algorithms
+            .mapping
+            .iter()
+            .find(|(scheme, _)| *scheme == SignatureScheme::RSA_PSS_SHA256)
+            .expect("RSA-PSS-SHA256 is supported");
+        let message = b"TLS 1.3, client CertificateVerify";
+        for (large, verifies) in [(LargeRsa::Bits8192, true), (LargeRsa::Bits16384, false)] {
+            let pki = Pki::Rsa4096LargeClient(large);
+            let key = PKey::private_key_from_pem(pki.client_key_pem()).expect("key");
+            assert_eq!(key.bits(), large.bits());
+            let mut signer = Signer::new(MessageDigest::sha256(), &key).expect("signer");
+            signer.set_rsa_padding(Padding::PKCS1_PSS).expect("PSS");
+            signer
+                .set_rsa_pss_saltlen(RsaPssSaltlen::DIGEST_LENGTH)
+                .expect("salt");
+            signer.update(message).expect("update");
+            let signature = signer.sign_to_vec().expect("sign");
+            let leaf = CertificateDer::pem_slice_iter(pki.client_chain_pem())
+                .next()
+                .expect("a leaf")
+                .expect("PEM");
+            let leaf = ::webpki::EndEntityCert::try_from(&leaf).expect("parses");
+            let verified = leaf.verify_signature(algorithms[0], message, &signature);
+            assert_eq!(verified.is_ok(), verifies, "{large:?}: {verified:?}");
+        }
+    }
+}

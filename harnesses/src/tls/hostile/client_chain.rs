@@ -1,9 +1,10 @@
 //! [`ClientChainFlight`]: an mTLS client's second flight carrying a
-//! hostile certificate chain ([`ClientChain`]): the longest the server's
-//! verifier accepts ([`Hostile::LongestClientChain`]: a signature check
-//! per intermediate, each paid by the server for a few hundred bytes the
-//! client sent), or decoys that spend a verifier's budget of signature
-//! checks ([`Hostile::ClientChainDecoys`]).
+//! hostile certificate chain: the longest the server's verifier accepts
+//! ([`Hostile::LongestClientChain`]: a signature check per intermediate,
+//! each paid by the server for a few hundred bytes the client sent), decoys
+//! that spend a verifier's budget of signature checks
+//! ([`Hostile::ClientChainDecoys`]), or a leaf with an RSA-8192 key
+//! ([`Hostile::LargeRsaClient`]).
 
 use std::marker::PhantomData;
 
@@ -12,17 +13,17 @@ use regress_measure::{Harness, HarnessError, Received};
 use super::Victim;
 use crate::common::error::{ensure, Context as _};
 use crate::common::pins::{Expected, TlsVersion};
-use crate::common::pki::{ClientChain, Pki};
+use crate::common::pki::{ClientChain, LargeRsa, Pki};
 use crate::common::transport::Endpoint;
 use crate::paths::{Handshake, Hostile, Profile};
 
-/// The handshake whose client sends `chain`: TLS 1.3, mTLS, the laboratory
-/// ECDSA P-256 PKI and its pins (secp256r1, ECDSA P-256 signatures), the
-/// client's leaf under `chain`'s ladder of intermediates.
-pub const fn handshake(chain: ClientChain) -> Handshake {
+/// The handshake whose client sends `client`'s chain: TLS 1.3, mTLS, on
+/// secp256r1, with the PKI's signature scheme (ECDSA P-256 for the chains,
+/// RSA-PSS for the RSA leaves).
+pub const fn handshake(client: Pki) -> Handshake {
     Handshake {
         client_auth: true,
-        ..Handshake::full(Pki::EcdsaP256ClientChain(chain), TlsVersion::Tls13)
+        ..Handshake::full(client, TlsVersion::Tls13)
     }
 }
 
@@ -30,33 +31,39 @@ pub const fn handshake(chain: ClientChain) -> Handshake {
 /// certificate: Certificate, CertificateVerify, Finished.
 const CLIENT_FLIGHT_MESSAGES: u64 = 3;
 
-/// Bytes a client's second flight may hold beyond its certificates: the
-/// Certificate message's headers, the CertificateVerify (an ECDSA P-256
-/// signature), the Finished, a ChangeCipherSpec, and each record's header
-/// and tag.
+/// Bytes a client's second flight may hold beyond its certificates and its
+/// signature: the Certificate message's headers, the CertificateVerify's,
+/// the Finished, a ChangeCipherSpec, and each record's header and tag.
 const FLIGHT_SLACK: u64 = 1024;
 
-/// The bytes `chain`'s certificates take in a TLS 1.3 Certificate message:
-/// each certificate's DER, its 3-byte length and its 2-byte (empty)
-/// extensions.
-fn certificate_list_len(chain: ClientChain) -> Result<u64, HarnessError> {
+/// The bytes `client`'s certificates take in a TLS 1.3 Certificate
+/// message (each certificate's DER, its 3-byte length and its 2-byte
+/// empty extensions), and at most the bytes of its CertificateVerify's
+/// signature: the bounds of the flight, less [`FLIGHT_SLACK`].
+fn certificate_list_len(client: Pki) -> Result<(u64, u64), HarnessError> {
     use ::rustls::pki_types::pem::PemObject as _;
     let mut len = 0;
     let mut certificates = 0;
-    for certificate in ::rustls::pki_types::CertificateDer::pem_slice_iter(
-        Pki::EcdsaP256ClientChain(chain).client_chain_pem(),
-    ) {
+    for certificate in
+        ::rustls::pki_types::CertificateDer::pem_slice_iter(client.client_chain_pem())
+    {
         let certificate = certificate.context("parsing a client chain's PEM")?;
         len += certificate.len() as u64 + 5;
         certificates += 1;
     }
-    ensure(certificates == chain.certificates(), || {
-        format!(
-            "{chain:?}'s PEM holds {certificates} certificates, not {}",
-            chain.certificates()
-        )
-    })?;
-    Ok(len)
+    if let Pki::EcdsaP256ClientChain(chain) = client {
+        ensure(certificates == chain.certificates(), || {
+            format!(
+                "{chain:?}'s PEM holds {certificates} certificates, not {}",
+                chain.certificates()
+            )
+        })?;
+    }
+    let signature = match client {
+        Pki::Rsa4096LargeClient(large) => u64::from(large.bits() / 8),
+        _ => 72,
+    };
+    Ok((len, signature))
 }
 
 /// The size of the client's second flight, waiting unread at its server:
@@ -74,13 +81,14 @@ pub fn client_flight_size(client_end: &Endpoint) -> Result<Received, HarnessErro
 
 /// The server of library `L` reading an mTLS client's second flight whose
 /// chain is hostile: as long as its verifier accepts
-/// ([`Victim::LONGEST_CLIENT_CHAIN`]), or [`ClientChain::Decoys49`].
+/// ([`Victim::LONGEST_CLIENT_CHAIN`]), [`ClientChain::Decoys49`], or an
+/// RSA-8192 leaf ([`LargeRsa::Bits8192`]).
 ///
 /// **Counted:** [`Victim::finish`]: the server reading the client's
-/// Certificate ([`ClientChain::certificates`], each parsed), building and
-/// verifying a path to the CA it trusts (a signature check per certificate
-/// on the path, and on every path it tries), the client's
-/// CertificateVerify (an ECDSA P-256 signature) and its Finished.
+/// Certificate (every certificate parsed), building and verifying a path to
+/// the CA it trusts (a signature check per certificate on the path, and on
+/// every path it tries), the client's CertificateVerify (an ECDSA P-256
+/// signature, or RSA-PSS with the leaf's key) and its Finished.
 ///
 /// **Not counted:** the configs (`setup`: [`handshake`]'s profile, the
 /// library's pinned laboratory configs, not its defaults: no default server
@@ -92,39 +100,43 @@ pub fn client_flight_size(client_end: &Endpoint) -> Result<Received, HarnessErro
 /// **Check:** both sides finished the mTLS handshake the profile pins, and
 /// the server validated the client's chain (every library's own handshake
 /// check); and the flight held this chain: its certificates' bytes, and at
-/// most [`FLIGHT_SLACK`] more. With the chain one step longer
-/// ([`ClientChain::next`]) a verifier at its limit refuses, which proves the
-/// chain is at the limit, not below it (`fairness.rs`).
+/// most its signature and [`FLIGHT_SLACK`] more. With the chain one step
+/// longer ([`ClientChain::next`]) a verifier at its limit refuses, which
+/// proves the chain is at the limit, not below it; rustls refuses an
+/// RSA-16384 leaf (`fairness.rs`).
 pub struct ClientChainFlight<L> {
-    chain: ClientChain,
+    client: Pki,
     library: PhantomData<fn() -> L>,
 }
 
 impl<L: Victim> ClientChainFlight<L> {
-    /// The chain `input` sends to `L`'s server, if it sends one.
-    pub const fn chain_of(input: Hostile) -> Option<ClientChain> {
+    /// The client PKI `input` authenticates with to `L`'s server, if it
+    /// sends a client certificate.
+    pub const fn client_of(input: Hostile) -> Option<Pki> {
         match input {
-            Hostile::LongestClientChain => Some(L::LONGEST_CLIENT_CHAIN),
-            Hostile::ClientChainDecoys => Some(ClientChain::Decoys49),
+            Hostile::LongestClientChain => Some(Pki::EcdsaP256ClientChain(L::LONGEST_CLIENT_CHAIN)),
+            Hostile::ClientChainDecoys => Some(Pki::EcdsaP256ClientChain(ClientChain::Decoys49)),
+            Hostile::LargeRsaClient => Some(Pki::Rsa4096LargeClient(LargeRsa::Bits8192)),
             _ => None,
         }
     }
 
-    /// The harness of `chain`: an input's ([`ClientChainFlight::chain_of`]),
-    /// or a negative test's, one past a limit, which the server must refuse.
-    pub const fn with_chain(chain: ClientChain) -> ClientChainFlight<L> {
+    /// The harness of `client`: an input's
+    /// ([`ClientChainFlight::client_of`]), or a negative test's, past a
+    /// limit, which the server must refuse.
+    pub const fn with_client(client: Pki) -> ClientChainFlight<L> {
         ClientChainFlight {
-            chain,
+            client,
             library: PhantomData,
         }
     }
 
     fn profile(&self) -> Profile {
-        handshake(self.chain).profile()
+        handshake(self.client).profile()
     }
 
     fn expected(&self) -> Expected {
-        handshake(self.chain).expected()
+        handshake(self.client).expected()
     }
 }
 
@@ -152,16 +164,6 @@ impl<L: Victim> Harness for ClientChainFlight<L> {
     fn prepare(&self, configs: &L::Configs) -> Result<ChainSent<L::Pair>, HarnessError> {
         let (pair, flight) = L::client_flight(configs, L::fresh(configs)?)
             .context("the handshake up to the client's certificate")?;
-        ensure(
-            flight.bytes > 100 * self.chain.certificates() as u64,
-            || {
-                format!(
-                    "the client's flight is {} bytes, too short for a chain of {} certificates",
-                    flight.bytes,
-                    self.chain.certificates()
-                )
-            },
-        )?;
         Ok(ChainSent {
             pair,
             flight,
@@ -185,19 +187,19 @@ impl<L: Victim> Harness for ClientChainFlight<L> {
     fn check(&self, configs: &L::Configs, sent: &ChainSent<L::Pair>) -> Result<(), HarnessError> {
         if let Err(error) = &sent.outcome {
             return Err(format!(
-                "the server refused the client's chain ({:?}, {} certificates): {error}",
-                self.chain,
-                self.chain.certificates()
+                "the server refused the client's chain ({}): {error}",
+                self.client.label()
             )
             .into());
         }
-        let list = certificate_list_len(self.chain)?;
+        let (list, signature) = certificate_list_len(self.client)?;
         ensure(
-            (list..=list + FLIGHT_SLACK).contains(&sent.flight.bytes),
+            (list..=list + signature + FLIGHT_SLACK).contains(&sent.flight.bytes),
             || {
                 format!(
-                    "the client's flight was {} bytes; {:?}'s certificates take {list}",
-                    sent.flight.bytes, self.chain
+                    "the client's flight was {} bytes; the certificates of {} take {list}",
+                    sent.flight.bytes,
+                    self.client.label()
                 )
             },
         )?;
@@ -230,5 +232,6 @@ mod tests {
         }
         assert_eq!(Hostile::LongestClientChain.name(), "mtls_longest_chain");
         assert_eq!(Hostile::ClientChainDecoys.name(), "mtls_chain_decoys");
+        assert_eq!(Hostile::LargeRsaClient.name(), "mtls_rsa8192_client");
     }
 }

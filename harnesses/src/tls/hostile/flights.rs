@@ -429,6 +429,7 @@ pub fn flight(input: Hostile, defaults: &Profile) -> Result<Vec<u8>, HarnessErro
         | Hostile::TinyRecordsSent
         | Hostile::LongestClientChain
         | Hostile::ClientChainDecoys
+        | Hostile::LargeRsaClient
         | Hostile::InvalidBinder
         | Hostile::CorruptTickets => {
             Err("no hand-built flight: the library's own client writes it".into())

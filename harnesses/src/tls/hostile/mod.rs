@@ -42,7 +42,7 @@ use crate::common::pki::ClientChain;
 
 use super::defaults::Defaults;
 use super::key_update::KeyUpdate;
-use crate::common::transport::Endpoint;
+use crate::common::transport::{split_records, Endpoint};
 use crate::paths::Hostile;
 
 /// A library whose server the hostile paths attack.
@@ -115,8 +115,8 @@ pub fn harness<L: Victim + KeyUpdate>(input: Hostile) -> Box<dyn AnyHarness> {
         | Hostile::TinyRecords
         | Hostile::KeyUpdateFloodSent
         | Hostile::TinyRecordsSent => Box::new(flood::RecordFlood::<L>::new(input)),
-        other => match client_chain::ClientChainFlight::<L>::chain_of(other) {
-            Some(chain) => Box::new(client_chain::ClientChainFlight::<L>::with_chain(chain)),
+        other => match client_chain::ClientChainFlight::<L>::client_of(other) {
+            Some(client) => Box::new(client_chain::ClientChainFlight::<L>::with_client(client)),
             None => Box::new(HostileFlight::<L>::new(other)),
         },
     }
@@ -175,19 +175,10 @@ pub struct Served<F> {
 /// test cuts one, ends in part of a record, which counts as one), and one
 /// message (every flight of [`HostileFlight`] is one ClientHello).
 pub fn flight_size(flight: &[u8]) -> Received {
-    let mut records = 0;
-    let mut rest = flight;
-    while !rest.is_empty() {
-        let len = match rest {
-            [_, _, _, high, low, ..] => usize::from(u16::from_be_bytes([*high, *low])),
-            _ => 0,
-        };
-        rest = rest.get(5 + len..).unwrap_or_default();
-        records += 1;
-    }
+    let (whole, rest) = split_records(flight);
     Received {
         bytes: flight.len() as u64,
-        records,
+        records: whole.len() as u64 + u64::from(!rest.is_empty()),
         messages: 1,
     }
 }
