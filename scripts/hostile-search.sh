@@ -71,7 +71,9 @@ sort -t$'\t' -k1,1nr "$rows" | while IFS=$'\t' read -r per_byte library label by
 done
 echo
 echo "The worst per byte of each library:"
+# awk reads every row (no early `exit`): a reader that leaves first makes
+# `sort` die of SIGPIPE, which `pipefail` turns into this script's end.
 for library in "${libraries[@]}"; do
     sort -t$'\t' -k1,1nr "$rows" | awk -F'\t' -v lib="$library" \
-        '$2 == lib { printf "- %s: %s, %s instructions per byte (%s bytes, %s instructions)\n", lib, $3, $1, $4, $5; exit }'
+        '$2 == lib && !shown { printf "- %s: %s, %s instructions per byte (%s bytes, %s instructions)\n", lib, $3, $1, $4, $5; shown = 1 }'
 done

@@ -267,12 +267,14 @@ fn ratio(value: f64) -> String {
 
 /// What [`amplification_table`] shows, for a page that holds it.
 pub const AMPLIFICATION: &str = "What each byte and each message of a hostile flight makes a \
-                                 default server execute (one warm run; the flight's bytes \
-                                 include record headers), worst per byte first; and, where a \
-                                 path counts it, what writing the flight cost the attacker's \
+                                 server execute (a default server; for `hostile_mtls_*`, one \
+                                 that asks for a client certificate; one warm run; the flight's \
+                                 bytes include record headers), worst per byte first; and, where \
+                                 a path counts it, what writing the flight cost the attacker's \
                                  client. `-`: not counted (a hand-built ClientHello is the same \
                                  bytes every time, so the attacker can replay it and pays only \
-                                 for sending it).";
+                                 for sending it; an mTLS client's flight costs it a handshake \
+                                 up to its own signature, which the path leaves out).";
 
 /// The amplification table: for each library's hostile paths, the server's
 /// instructions per byte and per message of the flight that bought them,
