@@ -11,8 +11,9 @@ use super::transport::Pair;
 use crate::common::error::{ensure, Context as _};
 use crate::common::pki::ClientChain;
 use crate::common::transport::{Endpoint, MAX_HANDSHAKE_ROUNDS};
+use crate::paths::Hostile;
 use crate::tls::hostile::client_chain::client_flight_size;
-use crate::tls::hostile::{ServeError, Victim};
+use crate::tls::hostile::{Refusal, ServeError, Victim};
 
 /// `connection`'s `poll_negotiate` until it is done (`true`), or waits
 /// with nothing left to read at `end` (`false`), or fails.
@@ -48,6 +49,19 @@ impl Victim for S2nTls {
         Err(ServeError::Unread {
             calls: MAX_HANDSHAKE_ROUNDS,
         })
+    }
+
+    /// s2n-tls refuses none of the invalid key shares with an alert: it
+    /// writes its ServerHello before it computes the shared secret of the
+    /// zero X25519 share, asks for another share in place of the point off
+    /// the curve, and fails silently on the bad ML-KEM key.
+    fn refusal(input: Hostile) -> Refusal {
+        match input {
+            Hostile::ZeroShare => Refusal::HelloThenFailure,
+            Hostile::OffCurveShare => Refusal::RetrySameGroup,
+            Hostile::BadMlKemShare => Refusal::Silence,
+            _ => Refusal::Alert,
+        }
     }
 
     /// s2n-tls reads at most 7 certificates of a peer's chain

@@ -55,9 +55,32 @@ pub fn expected(input: Hostile, defaults: &Profile) -> Reply {
         psk: false,
     })
 }
-/// Checks what a server did with `input`'s flight.
+/// How a library's server refuses an input it must refuse (an invalid
+/// key share), as its [`Victim::refusal`](super::Victim::refusal) says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// [`expected`]'s fatal alert (rustls and OpenSSL, every input).
+    Alert,
+    /// Its ServerHello for the share's group, then a failure without an
+    /// alert: it computes the shared secret after it wrote the ServerHello
+    /// (s2n-tls on [`Hostile::ZeroShare`]: "Error computing ECDHE shared
+    /// secret").
+    HelloThenFailure,
+    /// A HelloRetryRequest for the share's own group, and it waits for
+    /// another share: it set the unusable one aside (s2n-tls on
+    /// [`Hostile::OffCurveShare`]).
+    RetrySameGroup,
+    /// A failure, having written nothing (s2n-tls on
+    /// [`Hostile::BadMlKemShare`]: "An error occurred in a post-quantum
+    /// crypto function").
+    Silence,
+}
+
+/// Checks what a server did with `input`'s flight; `refusal`: how its
+/// library refuses the input, if it must.
 pub fn check_served(
     input: Hostile,
+    refusal: Refusal,
     defaults: &Profile,
     attacker: &Endpoint,
     outcome: &Result<(), ServeError>,
@@ -71,8 +94,22 @@ pub fn check_served(
             attacker.in_flight().0
         )
     })?;
-    if refuses_otherwise(input, &answer, reply.as_ref().ok(), outcome) {
-        return Ok(());
+    if refused(input) && refusal != Refusal::Alert {
+        return ensure(
+            refuses_as(input, refusal, &answer, reply.as_ref().ok(), outcome),
+            || {
+                format!(
+                    "hostile_{name}: the server did not refuse it as its library does \
+                     ({refusal:?}): it answered {} and {}",
+                    reply
+                        .as_ref()
+                        .map_or_else(|e| format!("nothing readable ({e})"), |r| r.to_string()),
+                    outcome
+                        .as_ref()
+                        .map_or_else(|e| format!("failed: {e}"), |()| "waits".to_owned())
+                )
+            },
+        );
     }
     if refused(input) {
         ensure(outcome.is_err(), || {
@@ -92,22 +129,17 @@ pub fn check_served(
     })
 }
 
-/// Whether `answer` (read as `reply`) refuses `input`'s key share in a
-/// way other than [`expected`]'s alert, as s2n-tls does:
-/// - [`Hostile::ZeroShare`]: it writes its ServerHello before it computes
-///   the shared secret, then fails ("Error computing ECDHE shared secret")
-///   without an alert;
-/// - [`Hostile::OffCurveShare`]: it sets the unusable share aside and asks
-///   for another with a HelloRetryRequest for the same group, and waits;
-/// - [`Hostile::BadMlKemShare`]: it fails ("An error occurred in a
-///   post-quantum crypto function") having written nothing.
-fn refuses_otherwise(
+/// Whether `answer` (read as `reply`) and `outcome` are `refusal` of
+/// `input`'s key share, one of the refusals other than [`expected`]'s
+/// alert ([`Refusal`]).
+fn refuses_as(
     input: Hostile,
+    refusal: Refusal,
     answer: &[u8],
     reply: Option<&Reply>,
     outcome: &Result<(), ServeError>,
 ) -> bool {
-    if input == Hostile::BadMlKemShare {
+    if refusal == Refusal::Silence {
         return answer.is_empty() && outcome.is_err();
     }
     let Some(Reply::Hello(hello)) = reply else {
@@ -120,14 +152,11 @@ fn refuses_otherwise(
     });
     let rest = answer.get(first..).unwrap_or_default();
     let alone = (rest.is_empty() || rest == CHANGE_CIPHER_SPEC) && !hello.psk;
-    match input {
-        Hostile::ZeroShare => {
-            alone && outcome.is_err() && !hello.retry && hello.group == minimal_group(input)
-        }
-        Hostile::OffCurveShare => {
-            alone && outcome.is_ok() && hello.retry && hello.group == minimal_group(input)
-        }
-        _ => false,
+    let its_group = alone && hello.group == minimal_group(input);
+    match refusal {
+        Refusal::HelloThenFailure => its_group && outcome.is_err() && !hello.retry,
+        Refusal::RetrySameGroup => its_group && outcome.is_ok() && hello.retry,
+        Refusal::Alert | Refusal::Silence => false,
     }
 }
 
@@ -145,7 +174,7 @@ mod tests {
         let served = |bytes: &[u8], outcome: Result<(), ServeError>, input| {
             let (client, server) = crate::common::transport::connected();
             server.send(bytes).expect("answer");
-            check_served(input, &defaults, &client, &outcome)
+            check_served(input, Refusal::Alert, &defaults, &client, &outcome)
         };
         let alert = [21, 3, 3, 0, 2, 2, 47];
         assert!(served(&alert, Ok(()), Hostile::KeyShares).is_err());

@@ -30,7 +30,7 @@ pub mod flood;
 pub mod search;
 pub mod wire;
 
-pub use check::{check_served, expected, refused, DECRYPT_ERROR, ILLEGAL_PARAMETER};
+pub use check::{check_served, expected, refused, Refusal, DECRYPT_ERROR, ILLEGAL_PARAMETER};
 pub use flights::{corrupt_tickets, flight, tamper_binder, valid_share_flight};
 
 use std::marker::PhantomData;
@@ -60,6 +60,13 @@ pub trait Victim: Defaults {
     /// fresh client offering it ([`Hostile::InvalidBinder`]).
     fn resumption_flight(_configs: &Self::Configs) -> Result<Vec<u8>, HarnessError> {
         Err("this library's default server issues no tickets".into())
+    }
+
+    /// How the server refuses `input` where it must ([`refused`]): the
+    /// fatal alert [`expected`] names, unless the library refuses it
+    /// otherwise.
+    fn refusal(_input: Hostile) -> Refusal {
+        Refusal::Alert
     }
 
     /// The longest client chain the server's verifier accepts by default
@@ -246,6 +253,7 @@ impl<L: Victim> Harness for HostileFlight<L> {
     fn check(&self, _: &Attack<L::Configs>, served: &Served<L::Fresh>) -> Result<(), HarnessError> {
         check_served(
             self.input,
+            L::refusal(self.input),
             &L::defaults(),
             L::attacker(&served.fresh),
             &served.outcome,
