@@ -164,15 +164,21 @@ genkey() { # ALGORITHM FILE
     esac
 }
 
-issue() { # ALGORITHM CA-NAME SUBJECT-CN OUT-NAME [EXTENSIONS [DIGEST]]
-    local algorithm=$1 ca=$2 cn=$3 name=$4 extensions=${5:-leaf_ext} digest=${6:-sha256}
-    genkey "$algorithm" "$work/$name.key"
-    openssl req -new -config "$work/openssl.cnf" -key "$work/$name.key" \
+# A certificate for an existing key, signed by the CA in $work: $work/OUT-NAME-only.pem.
+certify() { # KEY-FILE CA-NAME SUBJECT-CN OUT-NAME [EXTENSIONS [DIGEST]]
+    local key=$1 ca=$2 cn=$3 name=$4 extensions=${5:-leaf_ext} digest=${6:-sha256}
+    openssl req -new -config "$work/openssl.cnf" -key "$key" \
         -subj "/O=regress test/CN=$cn" -out "$work/$name.csr"
     openssl ca -batch -notext -config "$work/openssl.cnf" -md "$digest" \
         -cert "$work/$ca.pem" -keyfile "$work/$ca.key" -in "$work/$name.csr" -extensions "$extensions" \
         -startdate "$not_before" -enddate "$not_after" \
         -out "$work/$name-only.pem" 2>/dev/null
+}
+
+# A fresh key ($work/OUT-NAME.key) and its certificate, as certify makes it.
+issue() { # ALGORITHM CA-NAME SUBJECT-CN OUT-NAME [EXTENSIONS [DIGEST]]
+    genkey "$1" "$work/$4.key"
+    certify "$work/$4.key" "${@:2}"
 }
 
 at_time="$(date -d 2026-01-01T00:00:00Z +%s 2>/dev/null || echo 1767225600)"
@@ -349,12 +355,7 @@ else
         mv "$work/ladder-next.pem" "$work/ladder-down.pem"
         issuer="ladder-$k"
         if [[ " $chain_lengths " == *" $k "* ]]; then
-            openssl req -new -config "$work/openssl.cnf" -key "$work/client-chain.key" \
-                -subj "/O=regress test/CN=regress test client (chain of $k)" -out "$work/chain-$k.csr"
-            openssl ca -batch -notext -config "$work/openssl.cnf" -md sha256 \
-                -cert "$work/ladder-$k.pem" -keyfile "$work/ladder-$k.key" -in "$work/chain-$k.csr" \
-                -extensions leaf_ext -startdate "$not_before" -enddate "$not_after" \
-                -out "$work/chain-$k-only.pem" 2>/dev/null
+            certify "$work/client-chain.key" "ladder-$k" "regress test client (chain of $k)" "chain-$k"
             cat "$work/chain-$k-only.pem" "$work/ladder-down.pem" "$work/ecdsa-ca.pem" >"$work/client-chain-$k.pem"
         fi
     done
@@ -397,16 +398,11 @@ else
     done
     issue ecdsa ecdsa-ca "regress test decoy issuer" decoy-real ladder_ext
     mv "$work/decoy-real-only.pem" "$work/decoy-real.pem"
-    openssl req -new -config "$work/openssl.cnf" -key "$work/client-chain.key" \
-        -subj "/O=regress test/CN=regress test client (behind decoys)" -out "$work/decoy-leaf.csr"
-    openssl ca -batch -notext -config "$work/openssl.cnf" -md sha256 \
-        -cert "$work/decoy-real.pem" -keyfile "$work/decoy-real.key" -in "$work/decoy-leaf.csr" \
-        -extensions leaf_ext -startdate "$not_before" -enddate "$not_after" \
-        -out "$work/decoy-leaf.pem" 2>/dev/null
+    certify "$work/client-chain.key" decoy-real "regress test client (behind decoys)" decoy-leaf
     openssl verify -attime "$at_time" -CAfile "$work/ecdsa-ca.pem" -untrusted "$work/decoy-real.pem" \
-        -purpose sslclient "$work/decoy-leaf.pem" >/dev/null
+        -purpose sslclient "$work/decoy-leaf-only.pem" >/dev/null
     for n in $decoy_counts; do
-        cat "$work/decoy-leaf.pem" "$work/decoys-$n.pem" "$work/decoy-real.pem" >"$out_dir/client-decoys-$n.pem"
+        cat "$work/decoy-leaf-only.pem" "$work/decoys-$n.pem" "$work/decoy-real.pem" >"$out_dir/client-decoys-$n.pem"
     done
     echo "wrote the client chains behind $decoy_counts decoys under ecdsa-ca"
 fi
