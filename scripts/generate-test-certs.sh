@@ -332,12 +332,13 @@ extra_leaf ecdsa-ip-leaf 127.0.0.1 ip_leaf_ext sslserver \
 # The ladder's own keys are thrown away: the chains are issued together, or
 # all again (a new length means a new ladder, and new counts).
 chain_lengths="5 6 7 100 101"
-chains_present() {
+# Whether the leaves' key and PREFIX-N.pem for each N of NUMBERS are all there.
+chain_files_present() { # PREFIX NUMBERS
     local n
     [ -f "$out_dir/client-chain.key" ] || return 1
-    for n in $chain_lengths; do [ -f "$out_dir/client-chain-$n.pem" ] || return 1; done
+    for n in $2; do [ -f "$out_dir/$1-$n.pem" ] || return 1; done
 }
-if chains_present && [ "$force" = no ]; then
+if chain_files_present client-chain "$chain_lengths" && [ "$force" = no ]; then
     echo "kept the client chains: they exist"
 else
     cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$work/"
@@ -377,12 +378,7 @@ fi
 # The leaves use client-chain.key; the decoys' and the issuer's keys are
 # thrown away, as the ladder's are.
 decoy_counts="49 50"
-decoys_present() {
-    local n
-    [ -f "$out_dir/client-chain.key" ] || return 1
-    for n in $decoy_counts; do [ -f "$out_dir/client-decoys-$n.pem" ] || return 1; done
-}
-if decoys_present && [ "$force" = no ]; then
+if chain_files_present client-decoys "$decoy_counts" && [ "$force" = no ]; then
     echo "kept the client decoy chains: they exist"
 else
     cp "$out_dir/ecdsa-ca.pem" "$out_dir/ecdsa-ca.key" "$out_dir/client-chain.key" "$work/"
